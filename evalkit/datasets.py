@@ -1,0 +1,416 @@
+"""Dataset loaders: SemEval ABSA review XML (lxml) and rating items (JSONL).
+
+Conventions
+-----------
+* Review files live in one folder and are named ``{source}-{domain}s.xml``:
+  ``real-laptops.xml`` holds source ``real``, domain ``laptop``. The name is
+  split on its *last* hyphen, so a source may contain hyphens
+  (``gpt-4-hotels.xml`` -> ``gpt-4`` / ``hotel``). An ``.xml`` file that does
+  not follow the convention is an error, not silently skipped.
+* A review's text is its sentences' ``<text>`` contents, each stripped, empty
+  ones dropped, cut to the first ``max_sentences`` and joined with one space.
+  ``<Opinions>`` and any other annotation is ignored.
+* A review is eligible when it has ``min_sentences..max_sentences`` sentences
+  and ``min_chars..max_chars`` characters (both inclusive, measured on the
+  joined text after the cut).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+__all__ = [
+    "DatasetError",
+    "GraphNode",
+    "PoolIndex",
+    "Pools",
+    "RatingItem",
+    "Review",
+    "count_reviews",
+    "dataset_files",
+    "load_pools",
+    "load_rating_items",
+    "load_reviews",
+    "parse_dataset_name",
+    "pool_sizes",
+]
+
+DEFAULT_FILTERS: dict[str, int] = {"max_sentences": 4, "min_sentences": 2, "min_chars": 120, "max_chars": 600}
+
+_NAME = re.compile(r"^(?P<source>[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)*)-(?P<domain>[A-Za-z0-9_]+)s\.xml$")
+
+
+class DatasetError(Exception):
+    """A dataset file is missing, malformed or breaks a convention; the message names the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One eligible review. ``id`` is the file's ``rid``; ``key`` is unique across files."""
+
+    id: str
+    source: str
+    domain: str
+    text: str
+    n_sentences: int
+
+    @property
+    def key(self) -> str:
+        """Identifier unique across the whole dataset folder: ``source/domain/id``."""
+        return f"{self.source}/{self.domain}/{self.id}"
+
+    @property
+    def n_chars(self) -> int:
+        """Length of the text in characters."""
+        return len(self.text)
+
+
+def parse_dataset_name(path: str | Path) -> tuple[str, str]:
+    """``real-laptops.xml`` -> ``("real", "laptop")``; :class:`DatasetError` if the name breaks the convention."""
+    name = Path(path).name
+    m = _NAME.match(name)
+    if not m:
+        raise DatasetError(
+            f"{path}: file name does not follow the convention '{{source}}-{{domain}}s.xml' "
+            "(e.g. 'real-laptops.xml'); rename it or move it out of the datasets folder"
+        )
+    return m.group("source"), m.group("domain")
+
+
+def _check_filters(max_sentences: int, min_sentences: int, min_chars: int, max_chars: int) -> None:
+    for name, value in (("max_sentences", max_sentences), ("min_sentences", min_sentences),
+                        ("min_chars", min_chars), ("max_chars", max_chars)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if max_sentences < 1:
+        raise ValueError("max_sentences must be at least 1")
+    if min_sentences > max_sentences:
+        raise ValueError(f"min_sentences ({min_sentences}) is greater than max_sentences ({max_sentences})")
+    if min_chars > max_chars:
+        raise ValueError(f"min_chars ({min_chars}) is greater than max_chars ({max_chars})")
+
+
+def _parse_xml(path: Path) -> etree._Element:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise DatasetError(f"{path}: file is empty")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = f", line {exc.lineno}" if getattr(exc, "lineno", None) else ""
+        raise DatasetError(f"{path}{line}: not well-formed XML: {exc.msg}") from None
+    if root.tag != "Reviews":
+        raise DatasetError(
+            f"{path}, line {root.sourceline}: root element is <{root.tag}>, expected <Reviews> (SemEval ABSA format)"
+        )
+    return root
+
+
+def load_reviews(
+    path: str | Path,
+    source: str,
+    domain: str,
+    *,
+    max_sentences: int = 4,
+    min_sentences: int = 2,
+    min_chars: int = 120,
+    max_chars: int = 600,
+) -> list[Review]:
+    """Load the eligible reviews of one SemEval XML file, in file order.
+
+    Raises :class:`DatasetError` (naming the file and, where known, the line) for a
+    missing, empty, non-XML, truncated or wrongly rooted file, a review without
+    ``rid`` and a ``rid`` used twice.
+    """
+    _check_filters(max_sentences, min_sentences, min_chars, max_chars)
+    path = Path(path)
+    root = _parse_xml(path)
+    out: list[Review] = []
+    seen: set[str] = set()
+    for review in root.iterchildren("Review"):
+        rid = review.get("rid")
+        if rid is None or not rid.strip():
+            raise DatasetError(f"{path}, line {review.sourceline}: <Review> has no rid attribute")
+        if rid in seen:
+            raise DatasetError(f"{path}, line {review.sourceline}: rid {rid!r} is used by more than one review")
+        seen.add(rid)
+        sentences: list[str] = []
+        for node in review.iterfind("sentences/sentence/text"):
+            text = (node.text or "").strip()
+            if text:
+                sentences.append(text)
+                if len(sentences) == max_sentences:
+                    break
+        n = len(sentences)
+        if n < min_sentences:
+            continue
+        text = " ".join(sentences)
+        if min_chars <= len(text) <= max_chars:
+            out.append(Review(id=rid, source=source, domain=domain, text=text, n_sentences=n))
+    return out
+
+
+def dataset_files(directory: str | Path) -> dict[tuple[str, str], Path]:
+    """Map (source, domain) -> file for every ``.xml`` file in ``directory``.
+
+    Raises :class:`DatasetError` for a missing folder, a badly named ``.xml``
+    file, or two files claiming the same (source, domain).
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise DatasetError(f"{directory}: datasets folder not found")
+    files: dict[tuple[str, str], Path] = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix.lower() != ".xml" or not path.is_file():
+            continue
+        key = parse_dataset_name(path)
+        if key in files:
+            raise DatasetError(f"{path}: source {key[0]!r}, domain {key[1]!r} is also given by {files[key].name}")
+        files[key] = path
+    return files
+
+
+@dataclass
+class PoolIndex:
+    """Reviews of one (source, domain) grouped by sentence count and sorted by length.
+
+    Lets sampling find every review within a length window with two bisections,
+    so planning costs O(log n) per draw whatever the pool size.
+    """
+
+    reviews: list[Review]
+    by_sentences: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, reviews: list[Review]) -> PoolIndex:
+        """Index ``reviews`` (kept in the given order for uniform draws)."""
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for i, r in enumerate(reviews):
+            groups.setdefault(r.n_sentences, []).append((len(r.text), i))
+        index = cls(reviews=reviews)
+        for n, pairs in groups.items():
+            pairs.sort()
+            index.by_sentences[n] = ([p[0] for p in pairs], [p[1] for p in pairs])
+        return index
+
+    def window(self, lo_chars: int, hi_chars: int, lo_sent: int, hi_sent: int) -> list[tuple[list[int], int, int]]:
+        """Ranges ``(positions, start, stop)`` of reviews with lo..hi chars and sentences (inclusive)."""
+        out = []
+        for n in range(lo_sent, hi_sent + 1):
+            group = self.by_sentences.get(n)
+            if group is None:
+                continue
+            lengths, positions = group
+            start = bisect.bisect_left(lengths, lo_chars)
+            stop = bisect.bisect_right(lengths, hi_chars)
+            if stop > start:
+                out.append((positions, start, stop))
+        return out
+
+
+class Pools(dict):
+    """``dict[(source, domain)] -> list[Review]`` that caches a :class:`PoolIndex` per key.
+
+    Returned by :func:`load_pools`. Treat it as read-only: the index is built
+    once, on first use, and assumes the lists do not change afterwards.
+    """
+
+    def __init__(self, *args: Any, files: Mapping[tuple[str, str], Path] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.files: dict[tuple[str, str], Path] = dict(files or {})
+        self._index: dict[tuple[str, str], PoolIndex] = {}
+
+    def index(self, source: str, domain: str) -> PoolIndex:
+        """The (cached) length index of one pool; an empty index when the pool does not exist."""
+        key = (source, domain)
+        idx = self._index.get(key)
+        if idx is None or idx.reviews is not self.get(key):
+            idx = PoolIndex.build(self.get(key, []))
+            self._index[key] = idx
+        return idx
+
+    @property
+    def sources(self) -> list[str]:
+        """Every source with at least one file, sorted."""
+        return sorted({s for s, _ in self})
+
+    @property
+    def domains(self) -> list[str]:
+        """Every domain with at least one file, sorted."""
+        return sorted({d for _, d in self})
+
+
+def load_pools(directory: str | Path, **filters: int) -> Pools:
+    """Load every ``{source}-{domain}s.xml`` in ``directory`` -> ``{(source, domain): [Review, ...]}``.
+
+    ``filters`` are the keyword arguments of :func:`load_reviews`. An empty pool
+    (a file with no eligible review) is kept, with an empty list, so callers can
+    report it.
+    """
+    unknown = set(filters) - set(DEFAULT_FILTERS)
+    if unknown:
+        raise TypeError(f"unknown filter(s): {', '.join(sorted(unknown))}; expected {', '.join(DEFAULT_FILTERS)}")
+    files = dataset_files(directory)
+    pools = Pools(files=files)
+    for (source, domain), path in files.items():
+        pools[(source, domain)] = load_reviews(path, source, domain, **filters)
+    return pools
+
+
+# --------------------------------------------------------------------------- rating items
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """A node of an item's hierarchical graph (e.g. title -> claims -> methods -> experiments)."""
+
+    id: str
+    label: str
+    kind: str
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RatingItem:
+    """One item of a rating block (e.g. a paper and the system's novelty assessment of it)."""
+
+    id: str
+    title: str
+    summary: str
+    rating: int
+    supporting_evidence: tuple[str, ...]
+    contradictory_evidence: tuple[str, ...]
+    key_comparisons: tuple[str, ...]
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[tuple[str, str], ...]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+_ITEM_REQUIRED = ("id", "title", "summary", "rating", "supporting_evidence", "contradictory_evidence",
+                  "key_comparisons", "graph")
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise DatasetError(f"{where}: must be a list of non-empty strings")
+    return tuple(v.strip() for v in value)
+
+
+def _parse_item(obj: Any, where: str) -> RatingItem:
+    if not isinstance(obj, dict):
+        raise DatasetError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    missing = [k for k in _ITEM_REQUIRED if k not in obj]
+    if missing:
+        raise DatasetError(f"{where}: missing required field(s): {', '.join(missing)}")
+    for key in ("id", "title", "summary"):
+        if not isinstance(obj[key], str) or not obj[key].strip():
+            raise DatasetError(f"{where}: field {key!r} must be a non-empty string")
+    rating = obj["rating"]
+    if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
+        raise DatasetError(f"{where}: field 'rating' must be an integer from 1 to 5, got {rating!r}")
+    graph = obj["graph"]
+    if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list) or not isinstance(
+        graph.get("edges"), list
+    ):
+        raise DatasetError(f"{where}: field 'graph' must be an object with lists 'nodes' and 'edges'")
+    nodes: list[GraphNode] = []
+    ids: set[str] = set()
+    for k, node in enumerate(graph["nodes"]):
+        if not isinstance(node, dict) or not isinstance(node.get("id"), str) or not isinstance(node.get("label"), str):
+            raise DatasetError(f"{where}: graph.nodes[{k}] must be an object with string 'id' and 'label'")
+        if node["id"] in ids:
+            raise DatasetError(f"{where}: graph.nodes[{k}] repeats node id {node['id']!r}")
+        ids.add(node["id"])
+        nodes.append(GraphNode(id=node["id"], label=node["label"], kind=str(node.get("type", "node")),
+                               text=str(node.get("text", ""))))
+    if not nodes:
+        raise DatasetError(f"{where}: graph.nodes is empty")
+    edges: list[tuple[str, str]] = []
+    for k, edge in enumerate(graph["edges"]):
+        if isinstance(edge, dict):
+            pair = (edge.get("source"), edge.get("target"))
+        elif isinstance(edge, list) and len(edge) == 2:
+            pair = (edge[0], edge[1])
+        else:
+            raise DatasetError(f"{where}: graph.edges[{k}] must be [source, target] or {{source, target}}")
+        for end in pair:
+            if end not in ids:
+                raise DatasetError(f"{where}: graph.edges[{k}] refers to unknown node {end!r}")
+        edges.append((str(pair[0]), str(pair[1])))
+    extra = {k: v for k, v in obj.items() if k not in _ITEM_REQUIRED}
+    return RatingItem(
+        id=obj["id"].strip(),
+        title=obj["title"].strip(),
+        summary=obj["summary"].strip(),
+        rating=rating,
+        supporting_evidence=_str_list(obj["supporting_evidence"], f"{where}: field 'supporting_evidence'"),
+        contradictory_evidence=_str_list(obj["contradictory_evidence"], f"{where}: field 'contradictory_evidence'"),
+        key_comparisons=_str_list(obj["key_comparisons"], f"{where}: field 'key_comparisons'"),
+        nodes=tuple(nodes),
+        edges=tuple(edges),
+        extra=extra,
+    )
+
+
+def load_rating_items(path: str | Path) -> list[RatingItem]:
+    """Load rating items from JSONL: one object per line (blank lines allowed).
+
+    Each object needs ``id``, ``title``, ``summary``, ``rating`` (1-5),
+    ``supporting_evidence``, ``contradictory_evidence``, ``key_comparisons``
+    (lists of strings) and ``graph`` (``{"nodes": [{id, label, type, text}],
+    "edges": [[from, to], ...]}``). Errors name the file and the line.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: rating items file not found") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+    items: list[RatingItem] = []
+    seen: dict[str, int] = {}
+    for lineno, line_bytes in enumerate(raw.splitlines(), start=1):
+        try:
+            line = line_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}, line {lineno}: not valid UTF-8 ({exc.reason})") from None
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}, line {lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        item = _parse_item(obj, f"{path}, line {lineno}")
+        if item.id in seen:
+            raise DatasetError(f"{path}, line {lineno}: id {item.id!r} was already used on line {seen[item.id]}")
+        seen[item.id] = lineno
+        items.append(item)
+    if not items:
+        raise DatasetError(f"{path}: no rating items (the file is empty)")
+    return items
+
+
+def count_reviews(path: str | Path) -> int:
+    """Number of ``<Review>`` elements in a file, eligible or not (for reports)."""
+    return sum(1 for _ in _parse_xml(Path(path)).iterchildren("Review"))
+
+
+def pool_sizes(pools: Mapping[tuple[str, str], Iterable[Review]]) -> dict[tuple[str, str], int]:
+    """Eligible reviews per (source, domain)."""
+    return {key: len(list(v)) for key, v in pools.items()}
