@@ -1,0 +1,577 @@
+"""The response store: SQLite through sqlite-utils, WAL mode, idempotent writes.
+
+Every answer is committed the moment it is given, in its own transaction, and
+exactly once: ``UNIQUE(session_id, task, question_index)`` plus ``INSERT OR
+IGNORE`` make a repeated write (double-click, rerun, second tab) return the
+row already stored; a *different* answer to an answered question is refused
+with :class:`AnswerConflict`, never overwritten.
+
+Connections come from a small pool (one connection per concurrent caller,
+reused), so the same :class:`Store` can be shared by every Streamlit script
+thread of a process. Several processes may open the same file: SQLite's
+locking and ``busy_timeout`` serialise their writes.
+
+``Store`` is the interface the app and the analysis use; a server-backed
+implementation (e.g. PostgreSQL) would provide the same methods.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import re
+import secrets
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+__all__ = [
+    "SESSION_STATUSES",
+    "SURVEY_STATES",
+    "Answer",
+    "AnswerConflict",
+    "Rating",
+    "Session",
+    "Store",
+    "StoreError",
+    "UnknownSession",
+    "is_valid_token",
+    "new_completion_code",
+]
+
+SCHEMA_VERSION = 1
+SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
+SURVEY_STATES = ("open", "paused", "ended")
+_TOKEN = re.compile(r"^[0-9a-f]{32}$")
+_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are typed by hand
+
+
+class StoreError(Exception):
+    """A storage operation was refused; the message says why."""
+
+
+class AnswerConflict(StoreError):
+    """A different answer to an already answered question."""
+
+
+class UnknownSession(StoreError):
+    """No session has this token."""
+
+
+def now_iso() -> str:
+    """UTC timestamp with milliseconds, ISO 8601 (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_valid_token(token: object) -> bool:
+    """True for a well-formed session token (32 lowercase hex characters, a uuid4 hex)."""
+    return isinstance(token, str) and bool(_TOKEN.match(token))
+
+
+def new_completion_code(length: int = 10) -> str:
+    """An unguessable completion code (about 5 bits per character), easy to type."""
+    return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(length))
+
+
+@dataclass(frozen=True)
+class Session:
+    """One evaluator's session (row of ``sessions``)."""
+
+    session_id: str
+    evaluator_name: str
+    external_id: str
+    seed: int
+    study_version: str
+    started_at: str
+    completed_at: str | None
+    user_agent: str
+    status: str
+    completion_code: str | None
+    meta: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Session:
+        return cls(
+            session_id=row["session_id"], evaluator_name=row["evaluator_name"] or "",
+            external_id=row["external_id"] or "", seed=int(row["seed"]), study_version=row["study_version"],
+            started_at=row["started_at"], completed_at=row["completed_at"], user_agent=row["user_agent"] or "",
+            status=row["status"], completion_code=row["completion_code"],
+            meta=json.loads(row["meta"]) if row["meta"] else {},
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One stored answer (row of ``evaluations``). ``created`` is False when it was already stored."""
+
+    id: int
+    session_id: str
+    task: str
+    kind: str
+    question_index: int
+    slot: int | None
+    response: str
+    review_source: str | None
+    domain: str | None
+    time_spent_ms: int | None
+    left_source: str | None
+    right_source: str | None
+    sources: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    matched: bool | None
+    detail: dict[str, Any]
+    created_at: str
+    created: bool = True
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], created: bool = True) -> Answer:
+        return cls(
+            id=row["id"], session_id=row["session_id"], task=row["task"], kind=row["kind"] or "",
+            question_index=row["question_index"], slot=row["slot"], response=row["response"],
+            review_source=row["review_source"], domain=row["domain"], time_spent_ms=row["time_spent_ms"],
+            left_source=row["left_source"], right_source=row["right_source"],
+            sources=tuple(json.loads(row["sources"] or "[]")), item_ids=tuple(json.loads(row["item_ids"] or "[]")),
+            matched=None if row["matched"] is None else bool(row["matched"]),
+            detail=json.loads(row["detail"]) if row["detail"] else {}, created_at=row["created_at"], created=created,
+        )
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One stored rubric score (row of ``ratings``); ``score`` is None for a free-text-only row."""
+
+    id: int
+    session_id: str
+    task: str
+    question_index: int
+    item_id: str
+    metric: str
+    score: int | None
+    comment: str
+    time_spent_ms: int | None
+    created_at: str
+
+
+class Store:
+    """SQLite-backed storage of sessions, answers, ratings, settings and the admin log."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout_ms: int = 30_000) -> None:
+        """Open (and on first use create) the database at ``path``.
+
+        ``synchronous="FULL"`` (default) makes each commit durable against power
+        loss as well as crashes; ``"NORMAL"`` survives a crash of the process but
+        may lose the last commits on power loss, and is faster.
+        """
+        if synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError("synchronous must be FULL, NORMAL or EXTRA")
+        self.path = Path(path)
+        self._synchronous = synchronous.upper()
+        self._busy = int(busy_timeout_ms)
+        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._init_schema()
+
+    # ------------------------------------------------------------------ connections
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), timeout=self._busy / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {self._busy}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        if self._closed:
+            raise StoreError("the store is closed")
+        try:
+            conn = self._pool.get_nowait()
+        except queue.Empty:
+            conn = self._connect()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # an exception left a transaction open: roll it back
+                conn.rollback()
+            self._pool.put(conn)
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction taken with BEGIN IMMEDIATE (no lock upgrade deadlocks)."""
+        with self._conn() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+    def close(self) -> None:
+        """Close every pooled connection (the store cannot be used afterwards)."""
+        self._closed = True
+        with self._lock:
+            for conn in self._all:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._all.clear()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ schema
+
+    def _init_schema(self) -> None:
+        with self._conn() as conn:
+            db = sqlite_utils.Database(conn, execute_plugins=False)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                db["sessions"].create(
+                    {"session_id": str, "evaluator_name": str, "external_id": str, "seed": int,
+                     "study_version": str, "started_at": str, "completed_at": str, "user_agent": str,
+                     "status": str, "completion_code": str, "meta": str},
+                    pk="session_id", not_null=["seed", "study_version", "started_at", "status"],
+                    defaults={"status": "active", "evaluator_name": "", "external_id": "", "user_agent": ""},
+                    if_not_exists=True,
+                )
+                db["evaluations"].create(
+                    {"id": int, "session_id": str, "task": str, "kind": str, "question_index": int, "slot": int,
+                     "response": str, "review_source": str, "domain": str, "time_spent_ms": int,
+                     "left_source": str, "right_source": str, "sources": str, "item_ids": str, "matched": int,
+                     "detail": str, "created_at": str},
+                    pk="id", not_null=["session_id", "task", "question_index", "response", "created_at"],
+                    foreign_keys=[("session_id", "sessions", "session_id")], if_not_exists=True,
+                )
+                db["evaluations"].create_index(["session_id", "task", "question_index"], unique=True,
+                                               if_not_exists=True, index_name="evaluations_answer_once")
+                db["evaluations"].create_index(["task"], if_not_exists=True, index_name="evaluations_task")
+                db["ratings"].create(
+                    {"id": int, "session_id": str, "task": str, "question_index": int, "item_id": str,
+                     "metric": str, "score": int, "comment": str, "time_spent_ms": int, "created_at": str},
+                    pk="id", not_null=["session_id", "task", "question_index", "item_id", "metric", "created_at"],
+                    foreign_keys=[("session_id", "sessions", "session_id")], if_not_exists=True,
+                )
+                db["ratings"].create_index(["session_id", "task", "question_index", "metric"], unique=True,
+                                           if_not_exists=True, index_name="ratings_score_once")
+                db["settings"].create({"key": str, "value": str, "updated_at": str}, pk="key", if_not_exists=True)
+                db["admin_log"].create({"id": int, "at": str, "actor": str, "action": str, "detail": str},
+                                       pk="id", if_not_exists=True)
+                row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+                if row is None:
+                    conn.execute("INSERT INTO settings (key, value, updated_at) VALUES ('schema_version', ?, ?)",
+                                 (str(SCHEMA_VERSION), now_iso()))
+                elif int(row["value"]) > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path}: database schema version {row['value']} is newer than this evalkit "
+                        f"({SCHEMA_VERSION}); upgrade evalkit"
+                    )
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+    # ------------------------------------------------------------------ sessions
+
+    def create_session(self, *, study_version: str, evaluator_name: str = "", external_id: str = "",
+                       seed: int | None = None, user_agent: str = "", meta: Mapping[str, Any] | None = None,
+                       ) -> Session:
+        """Create a session with a fresh uuid4 hex token and (unless given) a random 32-bit seed."""
+        if seed is None:
+            seed = secrets.randbits(32)
+        if not 0 <= int(seed) <= 0xFFFFFFFF:
+            raise ValueError("seed must be in 0..2**32-1")
+        row = {
+            "session_id": uuid.uuid4().hex, "evaluator_name": evaluator_name.strip(),
+            "external_id": external_id.strip(), "seed": int(seed), "study_version": study_version,
+            "started_at": now_iso(), "completed_at": None, "user_agent": user_agent[:500], "status": "active",
+            "completion_code": None, "meta": json.dumps(dict(meta or {}), sort_keys=True),
+        }
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO sessions (session_id, evaluator_name, external_id, seed, study_version, started_at,"
+                " completed_at, user_agent, status, completion_code, meta) VALUES (:session_id, :evaluator_name,"
+                " :external_id, :seed, :study_version, :started_at, :completed_at, :user_agent, :status,"
+                " :completion_code, :meta)", row)
+        return Session.from_row(row)
+
+    def get_session(self, session_id: object) -> Session | None:
+        """The session with this token, or None (also for a malformed token)."""
+        if not is_valid_token(session_id):
+            return None
+        with self._conn() as conn:
+            row = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        return Session.from_row(row) if row else None
+
+    def _require(self, conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
+        row = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise UnknownSession(f"no session with token {session_id!r}")
+        return row
+
+    def complete_session(self, session_id: str) -> Session:
+        """Mark a session completed and give it a completion code; idempotent (same code every time)."""
+        with self._write() as conn:
+            row = self._require(conn, session_id)
+            if row["completed_at"] is None:
+                status = "completed" if row["status"] == "active" else row["status"]
+                conn.execute(
+                    "UPDATE sessions SET completed_at = ?, completion_code = ?, status = ? WHERE session_id = ?",
+                    (now_iso(), row["completion_code"] or new_completion_code(), status, session_id))
+            row = self._require(conn, session_id)
+        return Session.from_row(row)
+
+    def set_session_status(self, session_id: str, status: str, *, actor: str = "system") -> Session:
+        """Set a session's status (active / completed / excluded / trashed) and log who did it."""
+        if status not in SESSION_STATUSES:
+            raise ValueError(f"status must be one of {SESSION_STATUSES}, got {status!r}")
+        with self._write() as conn:
+            old = self._require(conn, session_id)
+            conn.execute("UPDATE sessions SET status = ? WHERE session_id = ?", (status, session_id))
+            self._log(conn, actor, "session_status", {"session_id": session_id, "from": old["status"], "to": status})
+            row = self._require(conn, session_id)
+        return Session.from_row(row)
+
+    def sessions(self, status: str | Sequence[str] | None = None) -> list[Session]:
+        """Sessions, oldest first, optionally only those with the given status(es)."""
+        sql, args = "SELECT * FROM sessions", []
+        if status is not None:
+            wanted = [status] if isinstance(status, str) else list(status)
+            sql += f" WHERE status IN ({', '.join('?' * len(wanted))})"
+            args = wanted
+        with self._conn() as conn:
+            rows = conn.execute(sql + " ORDER BY started_at, session_id", args).fetchall()
+        return [Session.from_row(r) for r in rows]
+
+    # ------------------------------------------------------------------ answers
+
+    def record_answer(
+        self,
+        session_id: str,
+        task: str,
+        question_index: int,
+        response: str,
+        *,
+        kind: str = "",
+        slot: int | None = None,
+        review_source: str | None = None,
+        domain: str | None = None,
+        time_spent_ms: int | None = None,
+        left_source: str | None = None,
+        right_source: str | None = None,
+        sources: Sequence[str] = (),
+        item_ids: Sequence[str] = (),
+        matched: bool | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> Answer:
+        """Store one answer, exactly once; returns the stored row.
+
+        Writing the same (session, task, question_index) again returns the row
+        already stored (``created=False``) when the response and detail are the
+        same, and raises :class:`AnswerConflict` when they differ.
+        """
+        if not isinstance(question_index, int) or isinstance(question_index, bool) or question_index < 0:
+            raise ValueError("question_index must be a non-negative int")
+        if not isinstance(response, str) or not response:
+            raise ValueError("response must be a non-empty string")
+        detail_json = json.dumps(dict(detail or {}), sort_keys=True)
+        row = {
+            "session_id": session_id, "task": task, "kind": kind, "question_index": question_index, "slot": slot,
+            "response": response, "review_source": review_source, "domain": domain,
+            "time_spent_ms": None if time_spent_ms is None else int(time_spent_ms),
+            "left_source": left_source, "right_source": right_source, "sources": json.dumps(list(sources)),
+            "item_ids": json.dumps(list(item_ids)), "matched": None if matched is None else int(bool(matched)),
+            "detail": detail_json, "created_at": now_iso(),
+        }
+        with self._conn() as conn:
+            try:
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO evaluations (session_id, task, kind, question_index, slot, response,"
+                    " review_source, domain, time_spent_ms, left_source, right_source, sources, item_ids, matched,"
+                    " detail, created_at) VALUES (:session_id, :task, :kind, :question_index, :slot, :response,"
+                    " :review_source, :domain, :time_spent_ms, :left_source, :right_source, :sources, :item_ids,"
+                    " :matched, :detail, :created_at)", row)
+            except sqlite3.IntegrityError as exc:  # foreign key: unknown session
+                raise UnknownSession(f"no session with token {session_id!r}") from exc
+            created = cur.rowcount == 1
+            stored = conn.execute(
+                "SELECT * FROM evaluations WHERE session_id = ? AND task = ? AND question_index = ?",
+                (session_id, task, question_index)).fetchone()
+        answer = Answer.from_row(stored, created=created)
+        if not created and (stored["response"] != response or (stored["detail"] or "{}") != detail_json):
+            raise AnswerConflict(
+                f"question {question_index} of task {task!r} was already answered with {stored['response']!r}; "
+                f"refusing to overwrite it with {response!r}"
+            )
+        return answer
+
+    def answers(self, session_id: str | None = None, task: str | None = None) -> list[Answer]:
+        """Stored answers in insertion order, optionally for one session and/or task."""
+        return [Answer.from_row(r) for r in self._rows("evaluations", session_id, task)]
+
+    def answered(self, session_id: str, task: str) -> set[int]:
+        """Question indexes of ``task`` this session has answered (the source of truth for progress)."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT question_index FROM evaluations WHERE session_id = ? AND task = ?",
+                                (session_id, task)).fetchall()
+        return {r[0] for r in rows}
+
+    # ------------------------------------------------------------------ ratings
+
+    def record_rating(
+        self,
+        session_id: str,
+        task: str,
+        question_index: int,
+        item_id: str,
+        scores: Mapping[str, int],
+        *,
+        comments: Mapping[str, str] | None = None,
+        comment: str = "",
+        time_spent_ms: int | None = None,
+    ) -> list[Rating]:
+        """Store the rubric scores for one rated item (one row per metric), all or nothing, exactly once.
+
+        ``comments`` holds optional per-metric comments; ``comment`` a general
+        one, stored as a row with metric ``"comment"`` and no score. Repeating
+        the identical call returns the stored rows; different scores or a
+        different item for an already rated ``question_index`` raise
+        :class:`AnswerConflict`.
+        """
+        if not scores:
+            raise ValueError("at least one score is needed")
+        comments = dict(comments or {})
+        wanted: dict[str, tuple[int | None, str]] = {}
+        for metric, score in scores.items():
+            if metric == "comment":
+                raise ValueError("'comment' is reserved for the general comment")
+            if isinstance(score, bool) or not isinstance(score, int):
+                raise ValueError(f"score for {metric!r} must be an int, got {score!r}")
+            wanted[metric] = (score, comments.get(metric, "").strip())
+        if comment.strip():
+            wanted["comment"] = (None, comment.strip())
+        created_at = now_iso()
+        with self._write() as conn:
+            self._require(conn, session_id)
+            existing = conn.execute(
+                "SELECT * FROM ratings WHERE session_id = ? AND task = ? AND question_index = ?",
+                (session_id, task, question_index)).fetchall()
+            if existing:
+                have = {r["metric"]: (r["score"], r["comment"] or "") for r in existing}
+                items = {r["item_id"] for r in existing}
+                if have != wanted or items != {item_id}:
+                    raise AnswerConflict(
+                        f"rating {question_index} of task {task!r} is already stored (item {sorted(items)[0]!r}); "
+                        "refusing to overwrite it"
+                    )
+                rows = existing
+            else:
+                conn.executemany(
+                    "INSERT INTO ratings (session_id, task, question_index, item_id, metric, score, comment,"
+                    " time_spent_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(session_id, task, question_index, item_id, m, s, c, time_spent_ms, created_at)
+                     for m, (s, c) in wanted.items()])
+                rows = conn.execute(
+                    "SELECT * FROM ratings WHERE session_id = ? AND task = ? AND question_index = ? ORDER BY id",
+                    (session_id, task, question_index)).fetchall()
+        return [Rating(**dict(r)) for r in rows]
+
+    def ratings(self, session_id: str | None = None, task: str | None = None) -> list[Rating]:
+        """Stored rubric rows in insertion order, optionally for one session and/or task."""
+        return [Rating(**dict(r)) for r in self._rows("ratings", session_id, task)]
+
+    def _rows(self, table: str, session_id: str | None, task: str | None) -> list[sqlite3.Row]:
+        where = {"session_id": session_id, "task": task}
+        where = {k: v for k, v in where.items() if v is not None}
+        sql = f"SELECT * FROM {table}"
+        if where:
+            sql += " WHERE " + " AND ".join(f"{k} = ?" for k in where)
+        with self._conn() as conn:
+            return conn.execute(sql + " ORDER BY id", list(where.values())).fetchall()
+
+    def rated_items(self, session_id: str, task: str) -> dict[int, str]:
+        """question_index -> item_id of the items this session has rated in ``task``."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT question_index, item_id FROM ratings WHERE session_id = ? AND task = ?",
+                (session_id, task)).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    # ------------------------------------------------------------------ settings and admin log
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        """A setting's value, or ``default``."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_setting(self, key: str, value: str, *, actor: str = "system") -> None:
+        """Set a setting and log the change."""
+        with self._write() as conn:
+            old = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+            conn.execute(
+                "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (key, value, now_iso()))
+            self._log(conn, actor, "setting", {"key": key, "from": old[0] if old else None, "to": value})
+
+    def survey_state(self) -> str:
+        """``open`` (default), ``paused`` (no new evaluators) or ``ended`` (nobody)."""
+        state = self.get_setting("survey_state", "open")
+        return state if state in SURVEY_STATES else "open"
+
+    def set_survey_state(self, state: str, *, actor: str = "system") -> None:
+        """Open, pause or end the survey (takes effect on every page's next run)."""
+        if state not in SURVEY_STATES:
+            raise ValueError(f"survey state must be one of {SURVEY_STATES}, got {state!r}")
+        self.set_setting("survey_state", state, actor=actor)
+
+    @staticmethod
+    def _log(conn: sqlite3.Connection, actor: str, action: str, detail: Mapping[str, Any]) -> None:
+        conn.execute("INSERT INTO admin_log (at, actor, action, detail) VALUES (?, ?, ?, ?)",
+                     (now_iso(), actor, action, json.dumps(dict(detail), sort_keys=True)))
+
+    def log(self, actor: str, action: str, detail: Mapping[str, Any] | None = None) -> None:
+        """Append to the admin log."""
+        with self._write() as conn:
+            self._log(conn, actor, action, detail or {})
+
+    def admin_log(self) -> list[dict[str, Any]]:
+        """The admin log, oldest first."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM admin_log ORDER BY id").fetchall()
+        return [{**dict(r), "detail": json.loads(r["detail"] or "{}")} for r in rows]
+
+    # ------------------------------------------------------------------ whole tables
+
+    def table(self, name: str) -> list[dict[str, Any]]:
+        """Every row of one table as dicts (for export and analysis)."""
+        if name not in ("sessions", "evaluations", "ratings", "settings", "admin_log"):
+            raise ValueError(f"unknown table {name!r}")
+        with self._conn() as conn:
+            db = sqlite_utils.Database(conn, execute_plugins=False)
+            return list(db[name].rows_where(order_by="rowid"))
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` result (``"ok"`` when healthy)."""
+        with self._conn() as conn:
+            return conn.execute("PRAGMA integrity_check").fetchone()[0]
