@@ -411,7 +411,8 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     datasets = (base / st.str("datasets", "datasets")).resolve()
     if not datasets.is_dir():
         st.fail("datasets", f"folder {st.data.get('datasets', 'datasets')!r} not found (looked for {datasets})")
-    db = Path(database) if database is not None else base / st.str("database", "data/responses.sqlite")
+    configured_db = base / st.str("database", "data/responses.sqlite")
+    db = Path(database) if database is not None else configured_db
     completion_url = st.str("completion_url", "", nonempty=False).strip()
     if completion_url:
         if not re.match(r"^https?://[^\s]+$", completion_url):

@@ -359,7 +359,7 @@ class Store:
             sql += f" WHERE status IN ({', '.join('?' * len(wanted))})"
             args = wanted
         with self._conn() as conn:
-            rows = conn.execute(sql + " ORDER BY started_at, session_id", args).fetchall()
+            rows = conn.execute(sql + " ORDER BY rowid", args).fetchall()
         return [Session.from_row(r) for r in rows]
 
     # ------------------------------------------------------------------ answers
@@ -473,7 +473,7 @@ class Store:
         with self._write() as conn:
             self._require(conn, session_id)
             existing = conn.execute(
-                "SELECT * FROM ratings WHERE session_id = ? AND task = ? AND question_index = ?",
+                "SELECT * FROM ratings WHERE session_id = ? AND task = ? AND question_index = ? ORDER BY id",
                 (session_id, task, question_index)).fetchall()
             if existing:
                 have = {r["metric"]: (r["score"], r["comment"] or "") for r in existing}

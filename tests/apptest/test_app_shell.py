@@ -1,0 +1,52 @@
+"""AppTest of the app entry point: shows the study, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.helpers import ROOT, copy_demo
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALKIT_DATABASE", str(tmp_path / "responses.sqlite"))
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def new_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.secrets["results_password"] = "pw"
+    return at.run()
+
+
+def test_app_shows_the_study_title() -> None:
+    at = new_app()
+    assert not at.exception
+    assert at.title[0].value == "Real or generated? A study of review texts"
+
+
+def test_broken_config_shows_a_clear_message_not_a_traceback(tmp_path: Path, monkeypatch) -> None:
+    cfg = copy_demo(tmp_path / "study")
+    cfg.write_text(cfg.read_text().replace("max_sentences = 4", "max_sentences = -4"))
+    monkeypatch.setenv("EVALKIT_CONFIG", str(cfg))
+    at = new_app()
+    assert not at.exception
+    assert "not set up correctly" in at.error[0].value
+    assert "'max_sentences'" in at.code[0].value
+
+
+def test_broken_dataset_shows_a_clear_message(tmp_path: Path, monkeypatch) -> None:
+    cfg = copy_demo(tmp_path / "study")
+    (tmp_path / "study" / "datasets" / "real-hotels.xml").write_text("not xml")
+    monkeypatch.setenv("EVALKIT_CONFIG", str(cfg))
+    at = new_app()
+    assert not at.exception
+    assert "real-hotels.xml" in at.code[0].value

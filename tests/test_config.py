@@ -1,0 +1,193 @@
+"""evalkit.config: the demo study, and a clear error (file + key) for every kind of mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit.config import (
+    ConfigError,
+    PairwiseTask,
+    RatingTask,
+    TripletTask,
+    check_pools,
+    load_study,
+    needed_reviews,
+    open_study,
+    study_version,
+)
+from evalkit.datasets import DatasetError, load_pools
+from tests.helpers import CONFIG, ROOT, copy_demo, make_study
+
+
+def test_demo_config_reproduces_the_cera_study() -> None:
+    loaded = open_study(ROOT / "config.toml")
+    study = loaded.study
+    assert study.title and study.consent_text
+    turing, pairwise, novelty = study.tasks
+    assert isinstance(turing, TripletTask) and isinstance(pairwise, PairwiseTask) and isinstance(novelty, RatingTask)
+    assert turing.sources == ("real", "cera", "heuristic") and turing.target == "real"
+    assert sorted(turing.domains) == ["hotel", "laptop", "laptop", "restaurant", "restaurant"]
+    assert sorted(pairwise.pairs) == sorted([("cera", "heuristic")] * 2 + [("cera", "real")] * 2
+                                            + [("heuristic", "real")])
+    assert {d for d in pairwise.domains} <= {"laptop", "restaurant", "hotel"}
+    assert [m.id for m in novelty.metrics] == ["specificity", "relevance", "factuality", "rating_correctness",
+                                                "graph_usefulness"]
+    assert all(len(m.anchors) == 5 for m in novelty.metrics)
+    assert novelty.familiarity is not None and novelty.familiarity.scale == (1, 2, 3, 4, 5)
+    assert len(loaded.items["novelty"]) >= 8
+    assert study.pool.as_kwargs() == {"max_sentences": 4, "min_sentences": 2, "min_chars": 120, "max_chars": 600}
+    assert study.sources == ["real", "cera", "heuristic"]
+    assert set(study.domains) == {"laptop", "restaurant", "hotel"}
+    assert len(loaded.version) == 16
+
+
+def test_paths_are_relative_to_the_config_and_database_can_be_overridden(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path)
+    study = load_study(cfg)
+    assert study.datasets == (tmp_path / "datasets").resolve()
+    assert study.database == (tmp_path / "responses.sqlite").resolve()
+    other = load_study(cfg, database=tmp_path / "x" / "db.sqlite")
+    assert other.database == (tmp_path / "x" / "db.sqlite").resolve()
+
+
+def test_version_changes_with_config_and_data(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path)
+    v1 = study_version(load_study(cfg))
+    assert study_version(load_study(cfg)) == v1
+    cfg.write_text(cfg.read_text().replace("Synthetic study", "Synthetic study 2"))
+    v2 = study_version(load_study(cfg))
+    assert v2 != v1
+    with open(tmp_path / "datasets" / "real-alphas.xml", "a") as fh:
+        fh.write("<!-- changed -->\n")
+    assert study_version(load_study(cfg)) != v2
+
+
+def _broken(tmp_path: Path, old: str, new: str) -> Path:
+    cfg = make_study(tmp_path)
+    text = CONFIG.replace("{triplet_domains}", '["alpha", "alpha", "beta", "beta"]')
+    assert old in text, old
+    cfg.write_text(text.replace(old, new, 1))
+    return cfg
+
+
+# (replace this, with this) -> the message must contain these strings
+STATIC_ERRORS = [
+    ('kind = "triplet"', 'kind = "ranking"', ["[[tasks]] #1", "'kind'", "'ranking'", "triplet"]),
+    ("[pool]\n", "[pool]\nmax_sentences = -1\n", ["[pool]", "'max_sentences'", "at least 1"]),
+    ("min_chars = 40", "min_chars = -5", ["[pool]", "'min_chars'", "at least 0"]),
+    ("min_chars = 40", "min_chars = 700", ["[pool]", "'min_chars'", "greater than max_chars"]),
+    ("[pool]\n", "[pool]\nmin_sentences = 5\n", ["'min_sentences'", "greater than max_sentences"]),
+    ('items = "datasets/items.jsonl"', 'items = "datasets/nope.jsonl"', ["'rate'", "'items'", "nope.jsonl",
+                                                                          "not found"]),
+    ("[pool]\n", "[pool]\nmax_sentence = 3\n", ["[pool]", "'max_sentence'", "did you mean 'max_sentences'"]),
+    ('title = "Synthetic study"\n', "", ["[study]", "'title'", "required"]),
+    ('target = "real"', 'target = "human"', ["'turing'", "'target'", "'human'"]),
+    ('domains = ["alpha", "beta", "alpha"]', 'domains = ["alpha"]', ["'pairs'", "'domains'", "one domain per pair"]),
+    ('[["gen", "base"],', '[["gen", "gen"],', ["'pairs'", "itself"]),
+    ('id = "pairs"', 'id = "turing"', ["task id 'turing'", "more than one task"]),
+    ('seed = 99', 'seed = 99\ncompletion_url = "https://x.org/?c={cod}"', ["'completion_url'", "{code}"]),
+    ('seed = 99', 'seed = 99\ncompletion_url = "ftp://x"', ["'completion_url'", "http"]),
+    ('seed = 99', 'seed = -3', ["'seed'", "at least 0"]),
+    ('anchors = ["bad", "poor", "fair", "good", "great"]', 'anchors = ["only"]', ["metric #1", "'anchors'"]),
+    ('question = "How good is it?"\n', "", ["metric #1", "'question'", "required"]),
+    ('sources = ["real", "gen", "base"]', 'sources = ["real", "real", "base"]', ["'sources'", "twice"]),
+    ('response' if False else 'domains = ["alpha", "beta", "alpha"]',
+     'domains = ["alpha", "beta", "alpha"]\nresponse = "stars"', ["'pairs'", "'response'", "'choice', 'slider'"]),
+    ('datasets = "datasets"', 'datasets = "nowhere"', ["[study]", "'datasets'", "nowhere"]),
+    ('min_chars = 40', 'min_chars = "40"', ["'min_chars'", "must be an integer"]),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "needles"), STATIC_ERRORS)
+def test_config_mistakes_name_the_file_and_the_key(tmp_path: Path, old: str, new: str, needles: list[str]) -> None:
+    cfg = _broken(tmp_path, old, new)
+    with pytest.raises(ConfigError) as err:
+        open_study(cfg)
+    message = str(err.value)
+    assert message.startswith("config.toml:"), message
+    for needle in needles:
+        assert needle in message, (needle, message)
+
+
+def test_not_toml_and_missing_file(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path)
+    cfg.write_text("[study\ntitle = 1")
+    with pytest.raises(ConfigError, match=r"config.toml: not valid TOML.*line 1"):
+        load_study(cfg)
+    with pytest.raises(ConfigError, match="study config not found"):
+        load_study(tmp_path / "missing.toml")
+    cfg.write_bytes(b'[study]\ntitle = "\xff"\n')
+    with pytest.raises(ConfigError, match="not valid UTF-8"):
+        load_study(cfg)
+    cfg.write_text('[study]\ntitle = "x"\n')
+    with pytest.raises(ConfigError, match=r"top level: key 'tasks'"):
+        load_study(cfg)
+
+
+def test_source_without_dataset_file(tmp_path: Path) -> None:
+    cfg = _broken(tmp_path, 'sources = ["real", "gen", "base"]', 'sources = ["real", "gen", "llm"]')
+    with pytest.raises(ConfigError) as err:
+        open_study(cfg)
+    message = str(err.value)
+    assert "'turing'" in message and "'llm'" in message and "llm-alphas.xml" in message
+    assert "no dataset file names source 'llm'" in message
+
+
+def test_source_without_file_for_one_domain(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path)
+    (tmp_path / "datasets" / "gen-betas.xml").unlink()
+    with pytest.raises(ConfigError, match=r"source 'gen' in domain 'beta' has no dataset file.*gen-betas.xml.*"
+                                          r"files for \['alpha'\] only"):
+        open_study(cfg)
+
+
+def test_domain_list_longer_than_the_pool(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path, per_pool=30, triplet_domains=["alpha"] * 29)
+    # alpha: turing needs 29 of each source, pairs need 1 more gen, 2 more base, 1 more real alpha
+    with pytest.raises(ConfigError) as err:
+        open_study(cfg)
+    message = str(err.value)
+    assert "domain 'alpha'" in message and "only 30 are eligible" in message
+    assert "task 'turing': 29" in message and "task 'pairs'" in message
+
+
+def test_filters_that_empty_the_pool_are_reported(tmp_path: Path) -> None:
+    cfg = _broken(tmp_path, "min_chars = 40", "min_chars = 590")
+    with pytest.raises(ConfigError, match=r"only 0 are eligible.*relax the filters"):
+        open_study(cfg)
+
+
+def test_broken_dataset_surfaces_as_dataset_error(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path)
+    (tmp_path / "datasets" / "real-alphas.xml").write_text("<Reviews><Review rid='1'>")
+    with pytest.raises(DatasetError, match=r"real-alphas.xml, line 1"):
+        open_study(cfg)
+
+
+def test_rating_min_items_larger_than_file(tmp_path: Path) -> None:
+    cfg = _broken(tmp_path, 'items = "datasets/items.jsonl"', 'items = "datasets/items.jsonl"\nmin_items = 5')
+    with pytest.raises(ConfigError, match=r"'min_items' asks for 5 items but items.jsonl holds only 3"):
+        open_study(cfg)
+
+
+def test_needed_reviews_and_check_pools(tmp_path: Path) -> None:
+    cfg = make_study(tmp_path)
+    study = load_study(cfg)
+    need = needed_reviews(study)
+    assert need[("gen", "alpha")] == {"turing": 2, "pairs": 1}
+    assert need[("real", "beta")] == {"turing": 2, "pairs": 1}
+    pools = load_pools(study.datasets, **study.pool.as_kwargs())
+    check_pools(study, pools)  # no error
+    pools[("gen", "alpha")] = pools[("gen", "alpha")][:2]
+    with pytest.raises(ConfigError, match="3 different reviews of source 'gen' in domain 'alpha'"):
+        check_pools(study, pools)
+
+
+def test_copy_of_demo_is_valid(tmp_path: Path) -> None:
+    cfg = copy_demo(tmp_path)
+    assert open_study(cfg).study.title == load_study(ROOT / "config.toml").title
+    cfg.write_text(cfg.read_text().replace('consent = "consent.md"', 'consent = "missing.md"'))
+    with pytest.raises(ConfigError, match=r"\[study\]: key 'consent': file 'missing.md' not found"):
+        load_study(cfg)

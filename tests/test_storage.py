@@ -1,0 +1,289 @@
+"""evalkit.storage: exactly-once answers, sessions, settings, concurrency and crash safety."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from evalkit.storage import (
+    AnswerConflict,
+    Store,
+    StoreError,
+    UnknownSession,
+    is_valid_token,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "sub" / "db.sqlite")
+    yield s
+    s.close()
+
+
+def test_database_is_created_on_first_use_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "folder" / "responses.sqlite"
+    assert not path.exists()
+    with Store(path):
+        assert path.exists()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"sessions", "evaluations", "ratings", "settings", "admin_log"} <= tables
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(evaluations)")}
+    assert {"session_id", "task", "question_index", "response", "review_source", "domain", "time_spent_ms",
+            "left_source", "right_source", "item_ids", "created_at"} <= cols
+    conn.close()
+    with Store(path) as again:  # reopening keeps the data and the schema
+        assert again.sessions() == []
+
+
+def test_sessions(store: Store) -> None:
+    a = store.create_session(study_version="v1", evaluator_name="  Ada ", user_agent="UA")
+    b = store.create_session(study_version="v1", external_id="PID123", seed=7)
+    assert is_valid_token(a.session_id) and a.session_id != b.session_id
+    assert a.evaluator_name == "Ada" and a.status == "active" and 0 <= a.seed < 2**32
+    assert b.seed == 7 and b.external_id == "PID123"
+    assert store.get_session(a.session_id) == a
+    for bad in ("", "nope", "0" * 31, "G" * 32, None, 42, a.session_id.upper(), "0" * 32):
+        assert store.get_session(bad) is None
+    done = store.complete_session(a.session_id)
+    assert done.status == "completed" and done.completed_at and len(done.completion_code) == 10
+    assert store.complete_session(a.session_id).completion_code == done.completion_code  # idempotent
+    assert [s.session_id for s in store.sessions("completed")] == [a.session_id]
+    assert [s.session_id for s in store.sessions()] == [a.session_id, b.session_id]
+    excluded = store.set_session_status(b.session_id, "excluded", actor="admin")
+    assert excluded.status == "excluded"
+    assert store.admin_log()[-1]["detail"] == {"session_id": b.session_id, "from": "active", "to": "excluded"}
+    with pytest.raises(ValueError):
+        store.set_session_status(b.session_id, "deleted")
+    with pytest.raises(UnknownSession):
+        store.complete_session("f" * 32)
+    codes = {store.complete_session(store.create_session(study_version="v").session_id).completion_code
+             for _ in range(50)}
+    assert len(codes) == 50
+
+
+def test_record_answer_is_idempotent_and_refuses_overwrites(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    first = store.record_answer(s.session_id, "turing", 0, "B", kind="triplet", review_source="real",
+                                domain="laptop", time_spent_ms=5120, sources=["cera", "real", "heuristic"],
+                                item_ids=["c/1", "r/2", "h/3"], matched=True)
+    assert first.created and first.review_source == "real" and first.sources == ("cera", "real", "heuristic")
+    again = store.record_answer(s.session_id, "turing", 0, "B", time_spent_ms=9999)
+    assert not again.created and again.id == first.id and again.time_spent_ms == 5120
+    with pytest.raises(AnswerConflict, match="already answered with 'B'"):
+        store.record_answer(s.session_id, "turing", 0, "C")
+    assert [a.response for a in store.answers(s.session_id)] == ["B"]
+    store.record_answer(s.session_id, "turing", 1, "A")
+    store.record_answer(s.session_id, "pairwise", 0, "35", detail={"button": "accept"})
+    with pytest.raises(AnswerConflict):
+        store.record_answer(s.session_id, "pairwise", 0, "35", detail={"button": "reject"})
+    assert store.answered(s.session_id, "turing") == {0, 1}
+    assert store.answered(s.session_id, "pairwise") == {0}
+    assert len(store.answers()) == 3 and len(store.answers(task="turing")) == 2
+
+
+def test_record_answer_rejects_bad_input(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    with pytest.raises(UnknownSession):
+        store.record_answer("a" * 32, "turing", 0, "A")
+    with pytest.raises(ValueError):
+        store.record_answer(s.session_id, "turing", -1, "A")
+    with pytest.raises(ValueError):
+        store.record_answer(s.session_id, "turing", 0, "")
+    assert store.answers() == []
+
+
+def test_record_rating_all_or_nothing_and_once(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    rows = store.record_rating(s.session_id, "novelty", 0, "paper1", {"familiarity": 4, "specificity": 3},
+                               comments={"specificity": " vague "}, comment="nice", time_spent_ms=100)
+    assert [(r.metric, r.score, r.comment) for r in rows] == [
+        ("familiarity", 4, ""), ("specificity", 3, "vague"), ("comment", None, "nice")]
+    again = store.record_rating(s.session_id, "novelty", 0, "paper1", {"familiarity": 4, "specificity": 3},
+                                comments={"specificity": "vague"}, comment="nice")
+    assert [r.id for r in again] == [r.id for r in rows]
+    with pytest.raises(AnswerConflict):
+        store.record_rating(s.session_id, "novelty", 0, "paper1", {"familiarity": 5, "specificity": 3})
+    with pytest.raises(AnswerConflict):
+        store.record_rating(s.session_id, "novelty", 0, "paper2", {"familiarity": 4, "specificity": 3},
+                            comments={"specificity": "vague"}, comment="nice")
+    with pytest.raises(ValueError):
+        store.record_rating(s.session_id, "novelty", 1, "paper2", {"familiarity": "4"})  # type: ignore[dict-item]
+    with pytest.raises(ValueError):
+        store.record_rating(s.session_id, "novelty", 1, "paper2", {})
+    with pytest.raises(UnknownSession):
+        store.record_rating("b" * 32, "novelty", 0, "paper1", {"x": 1})
+    assert len(store.ratings()) == 3
+    assert store.rated_items(s.session_id, "novelty") == {0: "paper1"}
+
+
+def test_settings_survey_state_and_admin_log(store: Store) -> None:
+    assert store.survey_state() == "open"
+    store.set_survey_state("paused", actor="researcher")
+    assert store.survey_state() == "paused"
+    store.set_survey_state("ended", actor="researcher")
+    assert store.survey_state() == "ended"
+    with pytest.raises(ValueError):
+        store.set_survey_state("closed")
+    log = store.admin_log()
+    assert [(e["actor"], e["detail"]["to"]) for e in log] == [("researcher", "paused"), ("researcher", "ended")]
+    assert log[1]["detail"]["from"] == "paused"
+    store.log("researcher", "export", {"format": "csv"})
+    assert store.admin_log()[-1]["action"] == "export"
+    # settings take effect for another Store on the same file (another process) without a restart
+    other = Store(store.path)
+    assert other.survey_state() == "ended"
+    other.close()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE settings SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="schema version 99 is newer"):
+        Store(path)
+
+
+def test_sixteen_threads_lose_nothing_and_duplicate_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite")
+    n_threads, n_answers = 16, 40
+    sessions = [store.create_session(study_version="v").session_id for _ in range(n_threads)]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(n_threads)
+
+    def writer(k: int) -> None:
+        try:
+            barrier.wait()
+            for i in range(n_answers):
+                store.record_answer(sessions[k], "turing", i, "ABC"[i % 3], time_spent_ms=i)
+                if i % 5 == 0:  # a double-click: the same answer again
+                    assert not store.record_answer(sessions[k], "turing", i, "ABC"[i % 3]).created
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    answers = store.answers()
+    assert len(answers) == n_threads * n_answers
+    assert len({(a.session_id, a.task, a.question_index) for a in answers}) == len(answers)
+    for k, sid in enumerate(sessions):
+        assert store.answered(sid, "turing") == set(range(n_answers)), k
+    store.close()
+
+
+def test_racing_writers_of_the_same_question_store_it_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite")
+    sid = store.create_session(study_version="v").session_id
+    results: list[bool] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(16)
+
+    def click() -> None:
+        barrier.wait()
+        answer = store.record_answer(sid, "turing", 0, "A")
+        with lock:
+            results.append(answer.created)
+
+    threads = [threading.Thread(target=click) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False] * 15 + [True]
+    assert len(store.answers()) == 1
+    store.close()
+
+
+WRITER = """
+import sys
+from evalkit.storage import Store
+store = Store(sys.argv[1])
+sid = sys.argv[2]
+i = 0
+while True:
+    store.record_answer(sid, "turing", i, "A", time_spent_ms=i)
+    print(i, flush=True)  # printed only after the commit returned
+    i += 1
+"""
+
+
+def test_sigkill_mid_run_keeps_every_committed_answer(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    sid = store.create_session(study_version="v").session_id
+    store.close()
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), sid], stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    confirmed: list[int] = []
+    deadline = time.monotonic() + 60
+    assert proc.stdout is not None
+    while len(confirmed) < 300 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        confirmed.append(int(line))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert len(confirmed) >= 300, "the writer did not get going"
+    store = Store(path)
+    assert store.integrity_check() == "ok"
+    stored = store.answered(sid, "turing")
+    assert set(confirmed) <= stored
+    assert stored == set(range(len(stored))), "no holes: answers are committed in order"
+    store.close()
+
+
+TWO_PROCS = """
+import sys
+from evalkit.storage import Store
+store = Store(sys.argv[1])
+sids = sys.argv[2].split(",")
+for i in range(60):
+    for sid in sids:
+        store.record_answer(sid, "pairwise", i, "B")
+"""
+
+
+def test_two_processes_writing_the_same_database(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    sids = [store.create_session(study_version="v").session_id for _ in range(4)]
+    arg = ",".join(sids)
+    procs = [subprocess.Popen([sys.executable, "-c", TWO_PROCS, str(path), arg], cwd=ROOT) for _ in range(2)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0
+    answers = store.answers()
+    assert len(answers) == 4 * 60
+    assert {(a.session_id, a.question_index) for a in answers} == {(s, i) for s in sids for i in range(60)}
+    store.close()
+
+
+def test_table_export_and_closed_store(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    store.record_answer(s.session_id, "turing", 0, "A")
+    rows = store.table("evaluations")
+    assert rows[0]["session_id"] == s.session_id and rows[0]["response"] == "A"
+    with pytest.raises(ValueError):
+        store.table("sqlite_master")
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.sessions()

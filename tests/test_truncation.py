@@ -1,0 +1,79 @@
+"""evalkit.truncation: word-boundary cuts and length normalisation."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit.rng import Mulberry32
+from evalkit.truncation import normalise_lengths, truncate_at_word, truncation_factors
+
+
+def test_text_that_fits_is_unchanged() -> None:
+    assert truncate_at_word("Short text.", 11) == "Short text."
+    assert truncate_at_word("Short text.", 50) == "Short text."
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), [
+    ("The screen is bright and sharp.", 16, "The screen is..."),      # cut inside 'bright'
+    ("The screen is bright and sharp.", 14, "The screen is..."),      # cut right after a word
+    ("The screen is bright and sharp.", 13, "The screen is..."),      # cut exactly at word end
+    ("Great food, friendly staff.", 12, "Great food..."),             # dangling comma dropped
+    ("Great. Really great. Yes.", 21, "Great. Really great..."),      # no '....'
+    ("Supercalifragilistic word", 5, "Super..."),                    # one long word: hard cut
+    ("Two\nlines here", 6, "Two..."),
+])
+def test_truncate_at_word(text: str, limit: int, expected: str) -> None:
+    out = truncate_at_word(text, limit)
+    assert out == expected
+    body = out[: -len("...")]
+    assert len(body) <= limit
+    assert text.startswith(body)
+
+
+def test_truncate_never_splits_a_word_property() -> None:
+    text = ("I bought this laptop for work and the battery easily lasts a full day, "
+            "although the speakers are tinny and the webcam is grainy in low light.")
+    words = set(text.replace(",", "").replace(".", "").split())
+    for limit in range(4, len(text)):
+        out = truncate_at_word(text, limit)
+        assert out.endswith("...")
+        body = out[:-3]
+        assert len(body) <= limit and text.startswith(body)
+        last = body.split()[-1].rstrip(",.")
+        assert last in words, (limit, out)
+    with pytest.raises(ValueError):
+        truncate_at_word(text, -1)
+
+
+def test_normalise_lengths_targets_the_shortest_text() -> None:
+    texts = ["word " * 40, "word " * 30, "word " * 25]
+    texts = [t.strip() + "." for t in texts]
+    shortest = min(len(t) for t in texts)
+    rng = Mulberry32(1)
+    for _ in range(200):
+        factors = truncation_factors(3, rng, 0.85, 1.0)
+        assert all(0.85 <= f < 1.0 for f in factors)
+        out = normalise_lengths(texts, factors)
+        for text, f, o in zip(texts, factors, out, strict=True):
+            assert o.endswith("...")
+            body = o[:-3]
+            assert len(body) <= int(f * shortest)
+            assert len(body) >= int(f * shortest) - len("word ")  # at most one word lost
+            assert text.startswith(body)
+
+
+def test_which_text_looks_longest_varies() -> None:
+    """With equal-length inputs the longest output is sometimes each one."""
+    texts = ["alpha beta gamma delta " * 6, "one two three four five " * 5 + "six", "red green blue pink " * 7]
+    rng = Mulberry32(3)
+    longest = set()
+    for _ in range(300):
+        out = normalise_lengths(texts, truncation_factors(3, rng))
+        longest.add(max(range(3), key=lambda k: len(out[k])))
+    assert longest == {0, 1, 2}
+
+
+def test_normalise_lengths_validates() -> None:
+    assert normalise_lengths([], []) == []
+    with pytest.raises(ValueError):
+        normalise_lengths(["a"], [0.9, 0.9])
