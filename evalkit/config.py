@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .datasets import DatasetError, Pools, RatingItem, dataset_files, load_pools, load_rating_items
+from .datasets import (
+    DatasetError,
+    Pools,
+    RatingItem,
+    dataset_files,
+    load_pools,
+    load_rating_items,
+    read_file_bytes,
+)
 
 __all__ = [
     "BiasControls",
@@ -391,12 +399,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     ``database`` overrides ``[study] database`` (tests, deployments).
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: study config not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the study config ({exc.strerror or exc})") from None
+    raw = read_file_bytes(path, "study config", ConfigError)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -98,13 +98,18 @@ def _check_filters(max_sentences: int, min_sentences: int, min_chars: int, max_c
         raise ValueError(f"min_chars ({min_chars}) is greater than max_chars ({max_chars})")
 
 
-def _parse_xml(path: Path) -> etree._Element:
+def read_file_bytes(path: Path, what: str, error: type[Exception] = Exception) -> bytes:
+    """The bytes of ``path``; ``error`` (e.g. :class:`DatasetError`) naming the file if it cannot be read."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        raise DatasetError(f"{path}: file not found") from None
+        raise error(f"{path}: {what} not found") from None
     except OSError as exc:
-        raise DatasetError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+        raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+
+
+def _parse_xml(path: Path) -> etree._Element:
+    data = read_file_bytes(path, "file", DatasetError)
     if not data.strip():
         raise DatasetError(f"{path}: file is empty")
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
@@ -377,12 +382,7 @@ def load_rating_items(path: str | Path) -> list[RatingItem]:
     "edges": [[from, to], ...]}``). Errors name the file and the line.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: rating items file not found") from None
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+    raw = read_file_bytes(path, "rating items file", DatasetError)
     items: list[RatingItem] = []
     seen: dict[str, int] = {}
     for lineno, line_bytes in enumerate(raw.splitlines(), start=1):
