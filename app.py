@@ -1,7 +1,10 @@
-"""evalkit survey app: entry point.
+"""evalkit survey app: the entry point.
 
-Loads the study (cached per process) and shows it. The evaluator screens
-(consent, triplets, pairwise, rating, completion) are added under ``pages/``.
+Sets up the page, then runs the screen the URL asks for. Every screen checks
+the session (``?s=`` token) against the database and moves the evaluator to
+the screen their progress belongs on, so the order of the flow is decided by
+the data, not by navigation. The results page is not linked from any
+evaluator screen.
 
 Environment:
   EVALKIT_CONFIG    path of the study config (default: config.toml next to this file)
@@ -10,37 +13,25 @@ Environment:
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import logging
 
 import streamlit as st
 
-from evalkit.config import ConfigError, LoadedStudy, open_study
-from evalkit.datasets import DatasetError
+from ui import PAGES
 
-HERE = Path(__file__).parent
+st.set_page_config(page_title="Survey", page_icon=":material/rate_review:", layout="wide")
 
-
-@st.cache_resource(show_spinner="Loading the study...")
-def load(config: str, database: str | None) -> LoadedStudy:
-    """The study, its review pools and rating items: parsed once per process."""
-    return open_study(config, database=database)
-
-
-def main() -> None:
-    """Render the app."""
-    st.set_page_config(page_title="evalkit survey", page_icon=":material/rate_review:", layout="centered")
-    config = os.environ.get("EVALKIT_CONFIG", str(HERE / "config.toml"))
-    try:
-        loaded = load(config, os.environ.get("EVALKIT_DATABASE"))
-    except (ConfigError, DatasetError) as exc:
-        st.error("The study is not set up correctly, so the survey cannot start. "
-                 "Please tell the research team; the problem is:")
-        st.code(str(exc), language=None)
-        return
-    st.title(loaded.study.title)
-    if loaded.study.description:
-        st.write(loaded.study.description)
-
-
-main()
+pages = [
+    st.Page(PAGES["consent"], title="Welcome", default=True),
+    st.Page(PAGES["triplet"], title="Survey", url_path="triplets"),
+    st.Page(PAGES["pairwise"], title="Survey", url_path="pairwise"),
+    st.Page(PAGES["rating"], title="Survey", url_path="rating"),
+    st.Page(PAGES["done"], title="Thank you", url_path="done"),
+]
+page = st.navigation(pages, position="hidden")
+try:
+    page.run()
+except Exception:  # never a traceback on an evaluator's screen; the details go to the server log
+    logging.getLogger("evalkit.app").exception("unexpected error on page %s", page.url_path or "/")
+    st.error("Something went wrong on our side. Your answers so far are saved: please reload the page to "
+             "continue where you left off.")

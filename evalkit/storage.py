@@ -38,6 +38,7 @@ __all__ = [
     "SURVEY_STATES",
     "Answer",
     "AnswerConflict",
+    "Progress",
     "Rating",
     "Session",
     "Store",
@@ -160,6 +161,15 @@ class Rating:
     created_at: str
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where a session stands: answered question indexes, rated items and finished blocks, per task."""
+
+    answered: dict[str, set[int]]
+    rated: dict[str, dict[int, str]]
+    finished: set[str]
+
+
 class Store:
     """SQLite-backed storage of sessions, answers, ratings, settings and the admin log."""
 
@@ -273,6 +283,12 @@ class Store:
                 )
                 db["ratings"].create_index(["session_id", "task", "question_index", "metric"], unique=True,
                                            if_not_exists=True, index_name="ratings_score_once")
+                db["task_status"].create(
+                    {"session_id": str, "task": str, "finished_at": str}, pk=("session_id", "task"),
+                    not_null=["finished_at"], foreign_keys=[("session_id", "sessions", "session_id")],
+                    if_not_exists=True,
+                )
+                db["sessions"].create_index(["external_id"], if_not_exists=True, index_name="sessions_external_id")
                 db["settings"].create({"key": str, "value": str, "updated_at": str}, pk="key", if_not_exists=True)
                 db["admin_log"].create({"id": int, "at": str, "actor": str, "action": str, "detail": str},
                                        pk="id", if_not_exists=True)
@@ -350,6 +366,16 @@ class Store:
             self._log(conn, actor, "session_status", {"session_id": session_id, "from": old["status"], "to": status})
             row = self._require(conn, session_id)
         return Session.from_row(row)
+
+    def find_session(self, external_id: str) -> Session | None:
+        """The newest non-trashed session with this external id (e.g. a Prolific PID), or None."""
+        if not external_id.strip():
+            return None
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT * FROM sessions WHERE external_id = ? AND status != 'trashed' ORDER BY rowid DESC LIMIT 1",
+                (external_id.strip(),)).fetchone()
+        return Session.from_row(row) if row else None
 
     def sessions(self, status: str | Sequence[str] | None = None) -> list[Session]:
         """Sessions, oldest first, optionally only those with the given status(es)."""
@@ -516,6 +542,37 @@ class Store:
                 (session_id, task)).fetchall()
         return {r[0]: r[1] for r in rows}
 
+    # ------------------------------------------------------------------ progress
+
+    def finish_task(self, session_id: str, task: str) -> None:
+        """Record that the evaluator finished an open-ended block (e.g. chose "finish" after ratings)."""
+        with self._conn() as conn:
+            try:
+                conn.execute("INSERT OR IGNORE INTO task_status (session_id, task, finished_at) VALUES (?, ?, ?)",
+                             (session_id, task, now_iso()))
+            except sqlite3.IntegrityError as exc:
+                raise UnknownSession(f"no session with token {session_id!r}") from exc
+
+    def progress(self, session_id: str) -> Progress:
+        """Everything the flow needs to know where this session stands, read in one snapshot."""
+        with self._conn() as conn:
+            conn.execute("BEGIN")
+            try:
+                answered: dict[str, set[int]] = {}
+                for task, index in conn.execute(
+                        "SELECT task, question_index FROM evaluations WHERE session_id = ?", (session_id,)):
+                    answered.setdefault(task, set()).add(index)
+                rated: dict[str, dict[int, str]] = {}
+                for task, index, item in conn.execute(
+                        "SELECT DISTINCT task, question_index, item_id FROM ratings WHERE session_id = ?",
+                        (session_id,)):
+                    rated.setdefault(task, {})[index] = item
+                finished = {r[0] for r in conn.execute("SELECT task FROM task_status WHERE session_id = ?",
+                                                       (session_id,))}
+            finally:
+                conn.rollback()
+        return Progress(answered=answered, rated=rated, finished=finished)
+
     # ------------------------------------------------------------------ settings and admin log
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
@@ -565,7 +622,7 @@ class Store:
 
     def table(self, name: str) -> list[dict[str, Any]]:
         """Every row of one table as dicts (for export and analysis)."""
-        if name not in ("sessions", "evaluations", "ratings", "settings", "admin_log"):
+        if name not in ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log"):
             raise ValueError(f"unknown table {name!r}")
         with self._conn() as conn:
             db = sqlite_utils.Database(conn, execute_plugins=False)

@@ -1,0 +1,97 @@
+"""Consent and identity: creates the session only when the evaluator agrees."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import ui
+
+st.set_page_config(layout="centered")
+from evalkit.survey import EXTERNAL_ID_PARAMS
+
+loaded, store = ui.load()
+study = loaded.study
+state = store.survey_state()
+
+if state == "ended":
+    st.title(study.title)
+    ui.ended_notice()
+    st.stop()
+
+# A returning evaluator: resume from the token in the URL, from this browser tab's session,
+# or from their crowdsourcing id.
+token = ui.token() or st.session_state.get("_created")
+if token is not None:
+    session = store.get_session(token)
+    if session is None:
+        st.title(study.title)
+        ui.unknown_session_notice()
+        st.stop()
+    ui.go(ui.step_of(loaded, store, session)[0], session.session_id)
+
+external = {k: st.query_params[k].strip()[:200] for k in EXTERNAL_ID_PARAMS
+            if isinstance(st.query_params.get(k), str) and st.query_params[k].strip()}
+external_id = external.get("PROLIFIC_PID", "")
+if external_id:
+    earlier = store.find_session(external_id)
+    if earlier is not None:
+        ui.go(ui.step_of(loaded, store, earlier)[0], earlier.session_id)
+
+st.title(study.title)
+if study.description:
+    st.write(study.description)
+
+if state == "paused":
+    st.info("**The study is paused.** Please come back later; no new participants can start right now.")
+    st.stop()
+
+if st.session_state.get("_declined"):
+    st.info("You have chosen not to take part. Nothing was recorded. You can close this page.")
+    if st.button("I changed my mind"):
+        st.session_state["_declined"] = False
+        st.rerun()
+    st.stop()
+
+if study.estimated_minutes:
+    st.caption(f":material/schedule: About {study.estimated_minutes} minutes")
+if study.consent_text:
+    with st.container(border=True):
+        st.markdown(study.consent_text)  # trusted: the researcher's own consent file
+
+
+def start() -> None:
+    """Create the session (from the button's callback: a double click cannot create two)."""
+    if st.session_state.get("_created"):
+        return
+    if not st.session_state.get("consent_agree"):
+        ui.flash("error", "Please tick the box to agree to take part before starting.")
+        return
+    name = (st.session_state.get("consent_name") or "").strip()
+    if not name and not external_id:
+        ui.flash("error", "Please enter your name before starting.")
+        return
+    if store.survey_state() == "paused":
+        ui.flash("info", "The study was paused a moment ago. Please come back later.")
+        return
+    session = store.create_session(
+        study_version=loaded.version, evaluator_name=name[:100], external_id=external_id,
+        user_agent=st.context.headers.get("User-Agent", "") or "",
+        meta={k.lower(): v for k, v in external.items()},
+    )
+    st.session_state["_created"] = session.session_id
+    st.query_params[ui.TOKEN_PARAM] = session.session_id
+
+
+ui.show_flash()
+with st.form("consent"):
+    st.checkbox("I have read the information above and I agree to take part.", key="consent_agree")
+    if external_id:
+        st.caption("Your participant ID was received from the recruiting platform, so your name is optional.")
+        st.text_input("Your name (optional)", key="consent_name", max_chars=100)
+    else:
+        st.text_input("Your name", key="consent_name", max_chars=100,
+                      help="Used only to tell participants apart; it is never published.")
+    st.form_submit_button("Start the study", type="primary", on_click=start)
+
+st.button("I do not want to take part", type="tertiary",
+          on_click=lambda: st.session_state.update(_declined=True))

@@ -1,0 +1,51 @@
+"""Task: which of two texts sounds more natural (forced choice, or the HELP slider)."""
+
+import streamlit as st
+
+import ui
+from evalkit.survey import record_slider
+
+ctx = ui.enter("pairwise")
+ui.instructions_gate(ctx)
+task = ctx.step.task
+
+if getattr(task, "response", "choice") == "choice":
+    ui.choice_question(ctx, wide=True)
+    st.stop()
+
+# HELP protocol: -100 (A entirely better) .. +100 (B entirely better), accept / reject buttons.
+question = ctx.step.question
+assert question is not None
+clock = ui.clock_key(ctx.session, question.task, question.index)
+ui.start_clock(clock)
+ui.progress_header(ctx.step)
+st.subheader(task.question)
+st.caption(f"Topic: {question.domain}")
+left, right = st.columns(2)
+with left:
+    ui.text_card("Review A", question.texts[0])
+with right:
+    ui.text_card("Review B", question.texts[1])
+key = f"{question.task}-{question.index}-slider"
+
+
+def submit(button: str) -> None:
+    value = st.session_state.get(key, 0)
+    ui.safe_save(lambda: record_slider(ctx.store, ctx.session, question, int(value), button, ui.elapsed_ms(clock)))
+
+
+ui.show_flash()
+with st.form(f"{question.task}-{question.index}"):
+    st.slider("Move the slider towards the better review", min_value=-100, max_value=100, value=0, step=1,
+              key=key, help="-100: Review A is entirely better · 0: no preference · +100: Review B is entirely better")
+    a, mid, b = st.columns([1, 2, 1])
+    a.caption("◀ Review A is better")
+    mid.caption("0 = no preference", text_alignment="center")
+    b.caption("Review B is better ▶", text_alignment="right")
+    st.markdown("Then say whether **both** reviews would be acceptable as real reviews:")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.form_submit_button("Accept: both are acceptable", type="primary", on_click=submit, args=("accept",),
+                              width="stretch")
+    with c2:
+        st.form_submit_button("Reject: neither is acceptable", on_click=submit, args=("reject",), width="stretch")

@@ -1,0 +1,238 @@
+"""Streamlit helpers shared by app.py and the pages.
+
+Only app.py, this module and pages/ import Streamlit. Everything that decides
+something (which question, what is stored) lives in ``evalkit``; this module
+caches the study and the store per process, reads the session token from the
+URL, routes a session to the screen it belongs on, and renders untrusted text
+safely.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from evalkit.config import ConfigError, LoadedStudy, open_study
+from evalkit.datasets import DatasetError
+from evalkit.sampling import PlanError, Question, plan
+from evalkit.storage import AnswerConflict, Session, Store, StoreError
+from evalkit.survey import Step, SurveyError, current_step
+
+log = logging.getLogger("evalkit.app")
+HERE = Path(__file__).resolve().parent
+PAGES = {
+    "consent": "pages/consent.py",
+    "triplet": "pages/triplets.py",
+    "pairwise": "pages/pairwise.py",
+    "rating": "pages/rating.py",
+    "done": "pages/done.py",
+}
+TOKEN_PARAM = "s"
+
+
+# ----------------------------------------------------------------------------- cached resources
+
+
+@st.cache_resource(show_spinner="Loading the study...")
+def _load_study(config: str, database: str | None) -> LoadedStudy:
+    return open_study(config, database=database)
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(path: str) -> Store:
+    return Store(path)
+
+
+def load() -> tuple[LoadedStudy, Store]:
+    """The study (parsed once per process) and its store; on a set-up error, a clear message and stop."""
+    config = os.environ.get("EVALKIT_CONFIG", str(HERE / "config.toml"))
+    try:
+        loaded = _load_study(config, os.environ.get("EVALKIT_DATABASE"))
+        store = _open_store(str(loaded.study.database))
+    except (ConfigError, DatasetError, StoreError, OSError) as exc:
+        log.error("study set-up failed: %s", exc)
+        st.error("The study is not set up correctly, so the survey cannot start. "
+                 "Please tell the research team; the problem is:")
+        st.code(str(exc), language=None, wrap_lines=True)
+        st.stop()
+    return loaded, store
+
+
+# ----------------------------------------------------------------------------- sessions and routing
+
+
+def token() -> str | None:
+    """The session token from the URL, if any."""
+    value = st.query_params.get(TOKEN_PARAM)
+    return value if isinstance(value, str) else None
+
+
+def go(step: Step, session_id: str) -> None:
+    """Switch to the screen of ``step``, keeping the token in the URL."""
+    st.switch_page(PAGES[step.kind], query_params={TOKEN_PARAM: session_id})
+
+
+def step_of(loaded: LoadedStudy, store: Store, session: Session) -> tuple[Step, list[Question]]:
+    """Where this session stands now (read from the database) and its plan."""
+    try:
+        questions = plan(loaded.study, loaded.pools, session.seed)
+    except PlanError as exc:  # the data changed under a running study
+        log.error("plan failed for a session: %s", exc)
+        st.error("This study cannot show your questions right now. Please tell the research team.")
+        st.stop()
+    return current_step(loaded.study, questions, store.progress(session.session_id)), questions
+
+
+def ended_notice() -> None:
+    """The screen everybody sees once the researcher has ended the study."""
+    st.success("**This study is complete.** Thank you for your interest; no more answers are being collected.")
+
+
+def unknown_session_notice() -> None:
+    """A friendly message for a missing, malformed or unknown token, with a way to start."""
+    st.warning("We could not find your session. The link may be incomplete or out of date.")
+    st.page_link(PAGES["consent"], label="Start the study", icon=":material/arrow_forward:", query_params={})
+
+
+@dataclass
+class Context:
+    """What a question page needs: the study, the store, the session and its current step."""
+
+    loaded: LoadedStudy
+    store: Store
+    session: Session
+    step: Step
+
+
+def enter(kind: str) -> Context:
+    """Guard of every screen after consent: valid session, study not ended, right screen for the step."""
+    loaded, store = load()
+    if store.survey_state() == "ended":
+        ended_notice()
+        st.stop()
+    session = store.get_session(token())
+    if session is None:
+        unknown_session_notice()
+        st.stop()
+    step, _ = step_of(loaded, store, session)
+    if step.kind != kind:
+        go(step, session.session_id)
+    return Context(loaded, store, session, step)
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def text_card(label: str, text: str) -> None:
+    """A bordered card with our label and untrusted text rendered as plain text (no markdown, no HTML)."""
+    with st.container(border=True):
+        st.markdown(f"**{label}**")
+        st.text(text)
+
+
+def progress_header(step: Step, what: str = "Question") -> None:
+    """Task and question numbers plus an overall progress bar."""
+    assert step.task is not None
+    st.caption(f"Task {step.task_number} of {step.n_tasks} · {step.task.title}")
+    done = step.answered / step.total if step.total else 1.0
+    if step.kind == "rating":
+        label = f"{what} {step.index + 1} (at least {step.n_questions})"
+    else:
+        label = f"{what} {step.index + 1} of {step.n_questions}"
+    st.progress(min(done, 1.0), text=f"{label} · {round(100 * done)}% of the study done")
+
+
+def instructions_gate(ctx: Context) -> None:
+    """Show a task's instructions before its first question, until the evaluator clicks "Begin"."""
+    task = ctx.step.task
+    assert task is not None
+    seen: set = st.session_state.setdefault("_intro_seen", set())
+    key = (ctx.session.session_id, task.id)
+    first = ctx.step.index == 0 and not (ctx.step.kind == "rating" and ctx.step.rated)
+    if not first or key in seen or not getattr(task, "instructions", "").strip():
+        return
+    st.set_page_config(layout="centered")
+    st.caption(f"Task {ctx.step.task_number} of {ctx.step.n_tasks}")
+    st.header(task.title)
+    st.markdown(task.instructions)  # trusted: written by the researcher in config.toml
+    st.button("Begin", type="primary", on_click=lambda: seen.add(key), key=f"begin-{task.id}")
+    st.stop()
+
+
+def clock_key(session: Session, *parts: object) -> str:
+    """Key of a question's display clock (server-side only)."""
+    return ":".join([session.session_id, *map(str, parts)])
+
+
+def start_clock(key: str) -> None:
+    """Remember when a question was first shown in this browser session (a refresh restarts it)."""
+    st.session_state.setdefault("_shown_at", {}).setdefault(key, time.monotonic())
+
+
+def elapsed_ms(key: str) -> int | None:
+    """Milliseconds since the question was first shown, or None if unknown."""
+    shown = st.session_state.get("_shown_at", {}).get(key)
+    return None if shown is None else round(1000 * (time.monotonic() - shown))
+
+
+def flash(kind: str, message: str) -> None:
+    """Queue a message for the next run (callbacks cannot render)."""
+    st.session_state["_flash"] = (kind, message)
+
+
+def show_flash() -> None:
+    """Render and clear the queued message, if any."""
+    item = st.session_state.pop("_flash", None)
+    if item:
+        kind, message = item
+        {"error": st.error, "warning": st.warning, "info": st.info, "success": st.success}[kind](message)
+
+
+def safe_save(save: Callable[[], Any]) -> None:
+    """Run a save from a callback: evaluator mistakes become a message, never a traceback."""
+    try:
+        save()
+    except SurveyError as exc:
+        flash("error", str(exc))
+    except AnswerConflict:
+        flash("info", "This question had already been answered, so your first answer was kept.")
+    except Exception:  # logged; the evaluator gets a calm message and can retry
+        log.exception("saving an answer failed")
+        flash("error", "Your answer could not be saved. Please try again in a moment.")
+
+
+def choice_question(ctx: Context, *, wide: bool) -> None:
+    """A forced-choice question (triplet or pair): texts side by side, a required choice, one submit."""
+    from evalkit.survey import record_choice  # local: keeps the module's import list short
+
+    step, session = ctx.step, ctx.session
+    question = step.question
+    assert question is not None and step.task is not None
+    clock = clock_key(session, question.task, question.index)
+    start_clock(clock)
+    progress_header(step)
+    st.subheader(getattr(step.task, "question", ""))
+    st.caption(f"Topic: {question.domain}")
+    columns = st.columns(len(question.texts)) if wide else [st.container() for _ in question.texts]
+    for column, label, text in zip(columns, question.labels, question.texts, strict=True):
+        with column:
+            text_card(f"Review {label}", text)
+    key = f"{question.task}-{question.index}-choice"
+
+    def submit() -> None:
+        label = st.session_state.get(key)
+        safe_save(lambda: record_choice(ctx.store, session, question, label, elapsed_ms(clock)))
+
+    show_flash()
+    with st.form(f"{question.task}-{question.index}"):
+        st.radio(getattr(step.task, "question", "Your answer"), list(question.labels),
+                 format_func=lambda label: f"Review {label}", index=None, horizontal=True, key=key,
+                 label_visibility="collapsed")
+        st.form_submit_button("Next", type="primary", on_click=submit)
