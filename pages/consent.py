@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
+from evalkit.survey import EXTERNAL_ID_PARAMS
 
 st.set_page_config(layout="centered")
-from evalkit.survey import EXTERNAL_ID_PARAMS
 
 loaded, store = ui.load()
 study = loaded.study

@@ -3,9 +3,9 @@
 import streamlit as st
 
 import ui
+from evalkit.survey import completion_link
 
 st.set_page_config(layout="centered")
-from evalkit.survey import completion_link
 
 ctx = ui.enter("done")
 session = ctx.store.complete_session(ctx.session.session_id)  # idempotent: the same code on every visit
