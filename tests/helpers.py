@@ -110,3 +110,101 @@ def copy_demo(tmp: Path) -> Path:
     shutil.copy(ROOT / "consent.md", tmp / "consent.md")
     shutil.copy(ROOT / "config.toml", tmp / "config.toml")
     return tmp / "config.toml"
+
+
+# ----------------------------------------------------------------------------- a study with distinctive source names
+
+SOURCES = {"human": "srcHumanQ7", "model": "srcModelK3", "base": "srcBaseZ9"}
+XSS = ("<script>alert(1)</script> Honest take <img src=x onerror=alert(2)> on the [deal](javascript:alert(3)) "
+       "![x](http://127.0.0.1:9/p.png) here.")
+
+TOKENS_CONFIG = """
+[study]
+title = "Token study"
+datasets = "datasets"
+database = "responses.sqlite"
+seed = 5
+estimated_minutes = 3
+consent = "consent.md"
+completion_url = "https://example.org/done?cc={{code}}"
+
+[pool]
+min_chars = 60
+max_chars = 600
+
+[[tasks]]
+kind = "triplet"
+id = "turing"
+title = "Spot the human"
+question = "Which review was written by a real person?"
+instructions = "Pick the one a person wrote."
+sources = ["{human}", "{model}", "{base}"]
+target = "{human}"
+domains = ["alpha", "alpha", "beta"]
+
+[[tasks]]
+kind = "pairwise"
+id = "natural"
+title = "More natural"
+question = "Which sounds more natural and realistic?"
+instructions = "Pick the more natural one."
+response = "{response}"
+pairs = [["{model}", "{base}"], ["{model}", "{human}"]]
+domains = ["beta", "alpha"]
+
+[[tasks]]
+kind = "rating"
+id = "novelty"
+title = "Rate an assessment"
+instructions = "Pick a paper you know."
+items = "datasets/papers.jsonl"
+min_items = {min_items}
+suggested_items = 2
+
+[tasks.familiarity]
+question = "How familiar are you with this paper?"
+anchors = ["Heard of it", "Skimmed", "Read once", "Read closely", "Know it in depth"]
+
+[[tasks.metrics]]
+id = "specificity"
+label = "Specificity"
+question = "How specific is the assessment?"
+anchors = ["Generic", "Mostly generic", "Partly specific", "Specific", "Highly specific"]
+
+[[tasks.metrics]]
+id = "factuality"
+label = "Factuality"
+question = "How accurate is it?"
+anchors = ["Many errors", "Several errors", "Some errors", "Minor issues", "Accurate"]
+"""
+
+
+def make_token_study(tmp: Path, *, response: str = "choice", min_items: int = 1, per_pool: int = 12) -> Path:
+    """A small study whose source names are distinctive tokens (so a leak to the browser is detectable)
+    and whose human reviews in domain 'alpha' all carry an XSS payload."""
+    data = tmp / "datasets"
+    data.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(11)
+    for role, source in SOURCES.items():
+        for domain in ("alpha", "beta"):
+            reviews = []
+            for _ in range(per_pool):
+                body = [sentence(rng, rng.randint(18, 22)), sentence(rng, rng.randint(18, 22))]
+                if role == "human" and domain == "alpha":  # the payload first, so truncation keeps it
+                    body = [XSS, body[1]]
+                reviews.append(body)
+            write_reviews(data / f"{source}-{domain}s.xml", reviews, rids=[f"rid{role}{domain}{i}" for i in
+                                                                            range(per_pool)])
+    with open(data / "papers.jsonl", "w", encoding="utf-8") as fh:
+        for i, title in enumerate(["Alpha Paper on Graphs", "Beta Paper on Text", "Gamma Paper on Images"]):
+            nodes = [{"id": "t", "label": title, "type": "title", "text": title},
+                     {"id": "c", "label": "Main claim", "type": "claim", "text": "<b>bold?</b> a claim"},
+                     {"id": "m", "label": "Method", "type": "method", "text": "A method."},
+                     {"id": "e", "label": "Experiment", "type": "experiment", "text": "An experiment."}]
+            fh.write(json.dumps({**PAPER, "id": f"paper{i}", "title": title, "summary": f"Summary of {title}.",
+                                 "graph": {"nodes": nodes, "edges": [["t", "c"], ["c", "m"], ["m", "e"]]}}) + "\n")
+    (tmp / "consent.md").write_text("You agree to **take part** in a short test study.\n", encoding="utf-8")
+    text = TOKENS_CONFIG.format(**SOURCES, response=response, min_items=min_items)
+    path = tmp / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path

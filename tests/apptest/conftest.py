@@ -1,0 +1,95 @@
+"""Fixtures for AppTest page tests: each test gets its own database and a fresh process cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from evalkit.config import LoadedStudy, open_study
+from evalkit.storage import Store
+from tests.helpers import ROOT, make_token_study
+
+APP = str(ROOT / "app.py")
+
+
+class Harness:
+    """Starts app runs like a browser would (a new AppTest = a new tab or a refresh)."""
+
+    def __init__(self, config: Path, database: Path) -> None:
+        self.config, self.database = config, database
+
+    def app(self, **query: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=30)
+        at.secrets["results_password"] = "pw"  # always set: otherwise AppTest reads ./.streamlit
+        at.query_params.update(query)
+        return at.run()
+
+    @property
+    def store(self) -> Store:
+        return Store(self.database)
+
+    @property
+    def loaded(self) -> LoadedStudy:
+        return open_study(self.config, database=self.database)
+
+
+@pytest.fixture
+def make_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Harness]]:
+    def make(config: Path | None = None, **token_study: object) -> Harness:
+        if config is None:
+            config = make_token_study(tmp_path / "study", **token_study)  # type: ignore[arg-type]
+        database = tmp_path / "responses.sqlite"
+        monkeypatch.setenv("EVALKIT_CONFIG", str(config))
+        monkeypatch.setenv("EVALKIT_DATABASE", str(database))
+        return Harness(config, database)
+
+    st.cache_resource.clear()
+    yield make
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def harness(make_harness: Callable[..., Harness]) -> Harness:
+    return make_harness()
+
+
+def page_protos(at: AppTest) -> str:
+    """Everything the app sent to the browser in the last run: every element's protobuf as text."""
+    out: list[str] = []
+
+    def walk(node: object) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            children = children.values()
+        for child in children or []:
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+def texts(at: AppTest) -> str:
+    """All visible strings of the last run, joined (for 'is this message shown' checks)."""
+    parts: list[str] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info",
+                 "success", "code"):
+        parts.extend(str(e.value) for e in getattr(at, kind))
+    return "\n".join(parts)
+
+
+def button(at: AppTest, label: str):
+    """The one button (or form submit button) with this label."""
+    [found] = [b for b in at.button if b.label == label]
+    return found
+
+
+def has_button(at: AppTest, label: str) -> bool:
+    """Whether a button with this label is shown."""
+    return any(b.label == label for b in at.button)
