@@ -45,7 +45,7 @@ with st.form(f"{question.task}-{question.index}"):
     st.markdown("Then say whether **both** reviews would be acceptable as real reviews:")
     c1, c2 = st.columns(2)
     with c1:
-        st.form_submit_button("Accept: both are acceptable", type="primary", on_click=submit, args=("accept",),
+        st.form_submit_button("Accept: both are acceptable", on_click=submit, args=("accept",),
                               width="stretch")
     with c2:
         st.form_submit_button("Reject: neither is acceptable", on_click=submit, args=("reject",), width="stretch")

@@ -21,7 +21,6 @@ available = [i.id for i in item_order(task, items, ctx.session.seed) if i.id not
 metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
 
 ui.progress_header(ctx.step, "Paper")
-ui.show_flash()
 
 if rated:
     n = len(rated)
@@ -44,6 +43,7 @@ item_id = st.selectbox(
     "Paper", available, index=None, format_func=lambda i: by_id[i].title, key=f"{task.id}-{index}-item",
     placeholder="Type to search the list of papers...", label_visibility="collapsed")
 if item_id is None:
+    ui.show_flash()
     st.caption(f"{len(available)} papers to choose from. Pick one you have read, so that you can judge the "
                "system's assessment.")
     st.stop()
@@ -73,7 +73,7 @@ with st.container(border=True):
     for entry in item.key_comparisons:
         st.text(f"• {entry}")
     st.markdown("**Graph of the paper**: title → claims → methods → experiments")
-    st.graphviz_chart(dot_graph(item), width="stretch")
+    st.graphviz_chart(dot_graph(item))
 
 st.markdown("#### Your ratings")
 prefix = f"{task.id}-{index}"
@@ -106,3 +106,4 @@ with st.form(prefix):
     with c2:
         st.form_submit_button("Save and finish", type="primary", on_click=save, args=(True,), width="stretch",
                               disabled=not last_needed)
+ui.show_flash()  # below the buttons, where the evaluator is looking after a click

@@ -1,0 +1,253 @@
+"""Real browser: Debian chromium + Playwright complete a whole study against `streamlit run`.
+
+The study's source names are distinctive tokens (srcHumanQ7, ...) so that the
+check "no source label in the page" can fail, and every human review of one
+domain carries an XSS payload that must render as inert text. Screenshots of
+every screen go to test-output/e2e/.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalkit.config import open_study
+from evalkit.sampling import plan
+from evalkit.storage import Store
+from tests.helpers import ROOT, SOURCES, XSS, make_token_study
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+OUT = ROOT / "test-output" / "e2e"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
+    tmp = tmp_path_factory.mktemp("e2e")
+    config = make_token_study(tmp / "study", response="slider")
+    database = tmp / "responses.sqlite"
+    port = free_port()
+    OUT.mkdir(parents=True, exist_ok=True)
+    log = open(OUT / "server.log", "w")  # noqa: SIM115 - closed at teardown
+    env = {**os.environ, "EVALKIT_CONFIG": str(config), "EVALKIT_DATABASE": str(database)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none", "--global.developmentMode", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.read().decode().strip() == "ok":
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.terminate()
+            pytest.fail(f"streamlit did not start; see {OUT / 'server.log'}")
+        time.sleep(0.3)
+    yield url, config, database
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Debian chromium not found at {CHROMIUM}: ./scripts/test installs it (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    yield b
+    b.close()
+    pw.stop()
+
+
+def wait_for_app_run(page, timeout: int = 25_000) -> None:
+    """Wait until Streamlit is connected, idle and has no skeleton (its own browser suite's signals)."""
+    from playwright.sync_api import expect
+
+    page.wait_for_timeout(210)
+    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=timeout)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=timeout)
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
+
+
+class Screens:
+    """Screenshots and leak checks of every screen."""
+
+    def __init__(self, page) -> None:
+        self.page, self.n, self.html = page, 0, []
+
+    def capture(self, name: str) -> str:
+        wait_for_app_run(self.page)
+        self.n += 1
+        self.page.screenshot(path=str(OUT / f"{self.n:02d}-{name}.png"))
+        html = self.page.content()
+        self.html.append((name, html, self.page.url))
+        for token in SOURCES.values():
+            assert token not in html, f"source label {token} reached the browser on screen {name}"
+            assert token not in self.page.url
+        return html
+
+
+def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
+    from playwright.sync_api import expect
+
+    url, config, database = server
+    requests: list[str] = []
+    dialogs: list[str] = []
+    context = browser.new_context(viewport={"width": 1280, "height": 1500})
+    page = context.new_page()
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    shots = Screens(page)
+
+    # consent
+    page.goto(url)
+    wait_for_app_run(page)
+    expect(page.get_by_role("heading", name="Token study")).to_be_visible()
+    shots.capture("consent")
+    page.get_by_text("I agree to take part").click()
+    page.get_by_role("textbox", name="Your name").fill("Browser Evaluator")
+    page.get_by_role("button", name="Start the study").click()
+    wait_for_app_run(page)
+    assert "s=" in page.url
+    token = page.url.split("s=")[1].split("&")[0]
+    shots.capture("task1-instructions")
+    page.get_by_role("button", name="Begin").click()
+
+    def choose(label: str) -> None:
+        page.get_by_test_id("stRadio").get_by_text(label, exact=True).click()
+
+    # triplets: a normal answer, a double-click, a refresh, a normal answer
+    wait_for_app_run(page)
+    expect(page.get_by_text("Question 1 of 3")).to_be_visible()
+    shots.capture("triplet-1")
+    choose("Review A")
+    page.get_by_role("button", name="Next").click()
+    wait_for_app_run(page)
+    expect(page.get_by_text("Question 2 of 3")).to_be_visible()
+    shots.capture("triplet-2")
+    choose("Review B")
+    page.get_by_role("button", name="Next").dblclick()
+    wait_for_app_run(page)
+    page.wait_for_timeout(500)
+    wait_for_app_run(page)
+    expect(page.get_by_text("Question 3 of 3")).to_be_visible()
+    with Store(database) as store:  # the double click stored one answer and did not answer question 3
+        assert sorted(a.question_index for a in store.answers(task="turing")) == [0, 1]
+    page.reload()
+    wait_for_app_run(page)
+    expect(page.get_by_text("Question 3 of 3")).to_be_visible()  # resumed at the first unanswered question
+    assert token in page.url
+    shots.capture("triplet-3-after-refresh")
+    page.set_viewport_size({"width": 420, "height": 1500})
+    shots.capture("triplet-3-narrow")
+    page.set_viewport_size({"width": 1280, "height": 1500})
+    choose("Review C")
+    page.get_by_role("button", name="Next").click()
+
+    # pairwise, HELP slider: accept at 0, then -40 and reject
+    wait_for_app_run(page)
+    shots.capture("task2-instructions")
+    page.get_by_role("button", name="Begin").click()
+    wait_for_app_run(page)
+    shots.capture("pair-1")
+    page.get_by_role("button", name="Accept: both are acceptable").click()
+    wait_for_app_run(page)
+    expect(page.get_by_text("Question 2 of 2")).to_be_visible()
+    slider = page.get_by_role("slider")
+    slider.focus()
+    for _ in range(40):
+        page.keyboard.press("ArrowLeft")
+    shots.capture("pair-2")
+    page.get_by_role("button", name="Reject: neither is acceptable").click()
+
+    # rating
+    wait_for_app_run(page)
+    shots.capture("task3-instructions")
+    page.get_by_role("button", name="Begin").click()
+    wait_for_app_run(page)
+    shots.capture("rating-choose")
+    page.get_by_role("combobox").click()
+    page.keyboard.type("Beta Paper")
+    page.keyboard.press("Enter")
+    wait_for_app_run(page)
+    page.get_by_test_id("stGraphVizChart").locator("svg").wait_for(timeout=20_000)
+    shots.capture("rating-item")
+    page.get_by_role("button", name="Save and finish").click()
+    wait_for_app_run(page)
+    expect(page.get_by_text("Please answer every question")).to_be_visible()
+    groups = page.get_by_role("radiogroup")
+    assert groups.count() == 3  # familiarity + two metrics
+    for k in range(3):
+        groups.nth(k).get_by_role("radio").nth(3).check(force=True)
+    page.get_by_role("textbox", name="Comments (optional)").fill("Looks fine.")
+    shots.capture("rating-filled")
+    page.get_by_role("button", name="Save and finish").click()
+
+    # completion
+    wait_for_app_run(page)
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    shots.capture("done")
+    code = page.get_by_test_id("stCode").inner_text().strip()
+    link = page.get_by_role("link", name="Return to the recruiting platform").get_attribute("href")
+    assert link == f"https://example.org/done?cc={code}"
+    context.close()
+
+    # the XSS review was shown as text and loaded nothing
+    shown = "".join(h for _, h, _ in shots.html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown and XSS.split()[0].replace("<", "&lt;") in shown
+    assert not [r for r in requests if "127.0.0.1:9/" in r or r.endswith("/x")]
+    assert dialogs == []
+
+    # the database: exactly one row per question, sources recorded server-side
+    store = Store(database)
+    loaded = open_study(config, database=database)
+    [session] = store.sessions()
+    assert session.session_id == token and session.status == "completed" and session.completion_code == code
+    assert session.evaluator_name == "Browser Evaluator" and "Chrome" in session.user_agent
+    answers = store.answers(session.session_id)
+    questions = plan(loaded.study, loaded.pools, session.seed)
+    assert sorted((a.task, a.question_index) for a in answers) == sorted((q.task, q.index) for q in questions)
+    by_key = {(q.task, q.index): q for q in questions}
+    for a in answers:
+        q = by_key[(a.task, a.question_index)]
+        assert a.sources == q.sources and a.item_ids == q.review_ids and a.time_spent_ms >= 0
+    turing = sorted((a for a in answers if a.task == "turing"), key=lambda a: a.question_index)
+    assert [a.response for a in turing] == ["A", "B", "C"]
+    assert [a.review_source for a in turing] == [by_key[("turing", i)].source_of(lab)
+                                                 for i, lab in enumerate("ABC")]
+    natural = sorted((a for a in answers if a.task == "natural"), key=lambda a: a.question_index)
+    assert [(a.response, a.detail["button"], a.detail["outcome"]) for a in natural] == [
+        ("0", "accept", "positive_draw"), ("-40", "reject", "left")]
+    assert all(a.left_source in SOURCES.values() and a.right_source in SOURCES.values() for a in natural)
+    ratings = store.ratings(session.session_id)
+    assert {(r.item_id, r.metric, r.score) for r in ratings if r.score is not None} == {
+        ("paper1", "familiarity", 4), ("paper1", "specificity", 4), ("paper1", "factuality", 4)}
+    assert [r.comment for r in ratings if r.metric == "comment"] == ["Looks fine."]
+    store.close()
