@@ -244,11 +244,16 @@ def test_untrusted_text_is_sent_as_plain_text(harness: Harness) -> None:
 # ----------------------------------------------------------------------------- pairwise
 
 
+def to_pairwise(h: Harness):
+    """A session whose triplets are answered, on the first pairwise question (a new tab)."""
+    at = begin(start(h))
+    session = session_of(h, at)
+    answer_all_choice_questions(h, session, "turing")
+    return begin(h.app(s=session.session_id)), session
+
+
 def test_pairwise_choice_stores_left_and_right_sources(harness: Harness) -> None:
-    at = begin(start(harness))
-    session = session_of(harness, at)
-    answer_all_choice_questions(harness, session, "turing")
-    at = begin(harness.app(s=session.session_id))
+    at, session = to_pairwise(harness)
     q = next(q for q in questions(harness, session) if q.task == "natural")
     assert at.subheader[0].value == "Which sounds more natural and realistic?"
     assert at.radio(key="natural-0-choice").options == ["Review A", "Review B"]
@@ -263,10 +268,7 @@ def test_pairwise_choice_stores_left_and_right_sources(harness: Harness) -> None
 
 def test_pairwise_slider_accept_and_reject(make_harness) -> None:
     h = make_harness(response="slider")
-    at = begin(start(h))
-    session = session_of(h, at)
-    answer_all_choice_questions(h, session, "turing")
-    at = begin(h.app(s=session.session_id))
+    at, session = to_pairwise(h)
     q0, q1 = [q for q in questions(h, session) if q.task == "natural"]
     slider = at.slider(key="natural-0-slider")
     assert (slider.min, slider.max, slider.value) == (-100, 100, 0)
@@ -289,10 +291,7 @@ def test_pairwise_slider_accept_and_reject(make_harness) -> None:
 
 def test_slider_draw_at_zero_with_reject_is_a_negative_draw(make_harness) -> None:
     h = make_harness(response="slider")
-    at = begin(start(h))
-    session = session_of(h, at)
-    answer_all_choice_questions(h, session, "turing")
-    at = begin(h.app(s=session.session_id))
+    at, _ = to_pairwise(h)
     reject = button(at, "Reject: neither is acceptable")
     reject.click().run()
     assert h.store.answers(task="natural")[0].detail == {"button": "reject", "outcome": "negative_draw"}
