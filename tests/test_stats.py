@@ -1,0 +1,318 @@
+"""evalkit.stats against published worked examples, hand-computed cases and edge cases."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from evalkit.stats import (
+    binomial_test,
+    bradley_terry,
+    cohen_kappa,
+    cohens_h,
+    fleiss_kappa,
+    krippendorff_alpha,
+    mann_whitney_u,
+    mean_ci,
+    sample_size_two_proportions,
+    wilcoxon_signed_rank,
+    wilson_interval,
+    win_rate,
+)
+
+# ----------------------------------------------------------------------------- Fleiss' kappa
+
+# Fleiss (1971)-style worked example from Wikipedia, "Fleiss' kappa": 10 subjects, 14 raters, 5 categories.
+WIKI_FLEISS = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+               [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+
+
+def test_fleiss_kappa_wikipedia_example() -> None:
+    assert fleiss_kappa(WIKI_FLEISS) == pytest.approx(0.20993, abs=5e-6)  # published: 0.210
+
+
+def test_fleiss_kappa_hand_computed() -> None:
+    # 3 subjects, 2 raters, categories x/y: (2,0), (0,2), (1,1)
+    # P_i = 1, 1, 0 -> P_bar = 2/3; p = (3/6, 3/6) -> P_e = 1/2; kappa = (2/3 - 1/2) / (1/2) = 1/3
+    assert fleiss_kappa([[2, 0], [0, 2], [1, 1]]) == pytest.approx(1 / 3)
+
+
+def test_fleiss_kappa_uses_marginals_not_uniform_chance() -> None:
+    # Skewed marginals: uniform chance (1/k) would give a different value.
+    table = [[3, 0], [3, 0], [2, 1], [3, 0]]
+    n, k = 3, 2
+    p_i = [(sum(c * c for c in row) - n) / (n * (n - 1)) for row in table]
+    p_bar = sum(p_i) / len(p_i)
+    p_j = [sum(row[j] for row in table) / (n * len(table)) for j in range(k)]
+    expected = (p_bar - sum(p * p for p in p_j)) / (1 - sum(p * p for p in p_j))
+    assert fleiss_kappa(table) == pytest.approx(expected)
+    assert fleiss_kappa(table) != pytest.approx((p_bar - 1 / k) / (1 - 1 / k))
+
+
+def test_fleiss_kappa_edges() -> None:
+    assert fleiss_kappa([[3, 0, 0], [0, 3, 0], [0, 0, 3]]) == pytest.approx(1.0)  # perfect agreement
+    assert math.isnan(fleiss_kappa([[4, 0], [4, 0]]))  # a single category everywhere: 0/0
+    assert math.isnan(fleiss_kappa([[1, 0], [0, 1]]))  # no subject with two ratings
+    assert math.isnan(fleiss_kappa(np.zeros((0, 3))))
+    # subjects with one rating are skipped, not counted as disagreement
+    assert fleiss_kappa([[2, 0], [0, 2], [1, 1], [1, 0]]) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError):
+        fleiss_kappa([1, 2, 3])
+    with pytest.raises(ValueError):
+        fleiss_kappa([[1, -1]])
+
+
+# ----------------------------------------------------------------------------- Cohen's kappa
+
+
+def test_cohen_kappa_wikipedia_example() -> None:
+    # Wikipedia, "Cohen's kappa": 50 proposals, yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> 0.4
+    a = ["yes"] * 25 + ["no"] * 25
+    b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+def test_cohen_kappa_hand_computed_and_edges() -> None:
+    assert cohen_kappa([0, 1, 0, 1], [0, 1, 1, 1]) == pytest.approx(0.5)
+    assert cohen_kappa(["a", "b", "c"], ["a", "b", "c"]) == pytest.approx(1.0)
+    assert math.isnan(cohen_kappa(["x"] * 5, ["x"] * 5))
+    assert math.isnan(cohen_kappa([], []))
+    assert cohen_kappa(["a", "b"], ["b", "a"]) == pytest.approx(-1.0)
+    with pytest.raises(ValueError):
+        cohen_kappa([1, 2], [1])
+
+
+# ----------------------------------------------------------------------------- Krippendorff's alpha
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the 4 observers x 12 units example.
+K2011 = [[1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+         [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+         [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None]]
+
+
+@pytest.mark.parametrize(("level", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
+                                                  ("ratio", 0.797)])
+def test_krippendorff_alpha_published_example(level: str, published: float) -> None:
+    assert krippendorff_alpha(K2011, level) == pytest.approx(published, abs=5e-4)
+
+
+def test_krippendorff_alpha_text_labels_nan_and_edges() -> None:
+    text = [["a", "b", "b", None], ["a", "b", "c", "c"]]
+    coded = [[0, 1, 1, None], [0, 1, 2, 2]]
+    assert krippendorff_alpha(text) == pytest.approx(krippendorff_alpha(coded))
+    assert krippendorff_alpha([[1, 2, 3], [1, 2, 3]], "ordinal") == pytest.approx(1.0)
+    assert math.isnan(krippendorff_alpha([[3, 3, 3], [3, 3, 3]]))  # no variation: undefined
+    assert math.isnan(krippendorff_alpha([[1, None], [None, 2]]))  # nothing pairable
+    assert krippendorff_alpha([[1.0, float("nan"), 2], [1, 2, 2]]) == krippendorff_alpha([[1, None, 2], [1, 2, 2]])
+    with pytest.raises(ValueError, match="level"):
+        krippendorff_alpha(K2011, "cardinal")
+    with pytest.raises(ValueError, match="needs numbers"):
+        krippendorff_alpha(text, "ordinal")
+    with pytest.raises(ValueError):
+        krippendorff_alpha([[1, 2], [1]])
+
+
+# ----------------------------------------------------------------------------- proportions
+
+
+@pytest.mark.parametrize(("k", "n", "low", "high"), [
+    # Newcombe (1998), Statistics in Medicine 17:857-872, Table I, method 3 (score, no continuity correction)
+    (81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718),
+])
+def test_wilson_interval_newcombe(k: int, n: int, low: float, high: float) -> None:
+    got = wilson_interval(k, n)
+    assert got == pytest.approx((low, high), abs=5e-5)
+
+
+def test_wilson_interval_hand_formula_and_edges() -> None:
+    k, n, z = 7, 10, 1.959963984540054
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert wilson_interval(k, n) == pytest.approx((centre - half, centre + half))
+    low, high = wilson_interval(10, 10)
+    assert high == pytest.approx(1.0) and 0.69 < low < 0.73
+    assert wilson_interval(0, 10)[0] == 0.0
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))
+    assert wilson_interval(5, 10, 0.99)[0] < wilson_interval(5, 10, 0.95)[0]
+    for bad in ((11, 10), (-1, 10), (1.5, 3)):
+        with pytest.raises(ValueError):
+            wilson_interval(*bad)
+    with pytest.raises(ValueError):
+        wilson_interval(1, 2, confidence=1.5)
+
+
+def test_binomial_test_matches_the_exact_rule() -> None:
+    # Hand-rolled exact rule: sum of probabilities of outcomes no more likely than the observed one.
+    from math import comb
+
+    def exact(k, n, p):
+        probs = [comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(n + 1)]
+        return min(1.0, sum(q for q in probs if q <= probs[k] * (1 + 1e-7)))
+
+    for k, n, p in [(7, 10, 0.5), (2, 20, 1 / 3), (13, 20, 1 / 3), (0, 12, 0.5), (12, 12, 0.5), (5, 30, 0.2)]:
+        assert binomial_test(k, n, p) == pytest.approx(exact(k, n, p), rel=1e-9)
+    # R: binom.test(682, 925, p = 0.75) -> p-value = 0.3825 (the documentation's example)
+    assert binomial_test(682, 925, 0.75) == pytest.approx(0.3825, abs=1e-4)
+    assert binomial_test(0, 0) == 1.0
+    with pytest.raises(ValueError):
+        binomial_test(3, 2)
+
+
+def test_win_rate_bundles_rate_interval_and_test() -> None:
+    r = win_rate(18, 25)
+    assert (r.rate, r.successes, r.n, r.p0) == (0.72, 18, 25, 0.5)
+    assert (r.low, r.high) == wilson_interval(18, 25)
+    assert r.p_value == binomial_test(18, 25, 0.5)
+    third = win_rate(5, 30, p0=1 / 3)
+    assert third.p_value == binomial_test(5, 30, 1 / 3)
+    empty = win_rate(0, 0)
+    assert math.isnan(empty.rate) and empty.p_value == 1.0
+
+
+def test_cohens_h_and_sample_size() -> None:
+    assert cohens_h(0.65, 0.45) == pytest.approx(2 * math.asin(math.sqrt(0.65)) - 2 * math.asin(math.sqrt(0.45)))
+    assert cohens_h(0.5, 0.5) == 0.0 and cohens_h(0.45, 0.65) == -cohens_h(0.65, 0.45)
+    # R pwr: pwr.2p.test(h = 0.3, power = 0.8) -> n = 174.4195 per group
+    h03 = (0.5, math.sin((2 * math.asin(math.sqrt(0.5)) - 0.3) / 2) ** 2)
+    assert cohens_h(*h03) == pytest.approx(0.3)
+    assert sample_size_two_proportions(*h03) == 175
+    # h = 0.2 (Cohen's 'small'): 2 * (2.8016 / 0.2)^2 = 392.4 -> 393 per group (Cohen's 1988 table prints 392)
+    h02 = (0.5, math.sin((2 * math.asin(math.sqrt(0.5)) - 0.2) / 2) ** 2)
+    assert sample_size_two_proportions(*h02) == 393
+    assert sample_size_two_proportions(0.65, 0.45) == 96
+    assert sample_size_two_proportions(0.65, 0.45, power=0.9) > 96
+    with pytest.raises(ValueError, match="zero effect"):
+        sample_size_two_proportions(0.4, 0.4)
+    with pytest.raises(ValueError):
+        cohens_h(1.2, 0.5)
+
+
+# ----------------------------------------------------------------------------- means and rank tests
+
+
+def test_mean_ci_student_sleep_data() -> None:
+    # R: t.test(sleep$extra[sleep$group == 1]) -> mean 0.75, 95 % CI -0.5297804 2.0297804
+    group1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+    m = mean_ci(group1)
+    assert m.mean == pytest.approx(0.75) and m.n == 10
+    assert (m.low, m.high) == pytest.approx((-0.5297804, 2.0297804), abs=1e-7)
+    assert m.sd == pytest.approx(1.789010, abs=1e-6)
+
+
+def test_mean_ci_edges() -> None:
+    one = mean_ci([4])
+    assert one.mean == 4 and one.n == 1 and math.isnan(one.low) and math.isnan(one.sd)
+    none = mean_ci([])
+    assert none.n == 0 and math.isnan(none.mean)
+    same = mean_ci([3, 3, 3])
+    assert (same.mean, same.low, same.high, same.sd) == (3, 3, 3, 0)
+    assert mean_ci([1, None, 3, float("nan")]).n == 2
+
+
+def test_wilcoxon_signed_rank_r_example() -> None:
+    # R: wilcox.test(x, y, paired = TRUE) (Hollander & Wolfe depression data): V = 40, exact p = 0.03906
+    x = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30]
+    y = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29]
+    assert wilcoxon_signed_rank(x, y) == pytest.approx(0.0390625)
+    assert math.isnan(wilcoxon_signed_rank([1, 2], [1, 2]))
+    with pytest.raises(ValueError):
+        wilcoxon_signed_rank([1, 2], [1])
+
+
+def test_mann_whitney_u_r_example() -> None:
+    # R: wilcox.test(x, y, alternative = "g") -> W = 35, p = 0.1272; two-sided doubles it (exact)
+    x = [0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46]
+    y = [1.15, 0.88, 0.90, 0.74, 1.21]
+    assert mann_whitney_u(x, y) == pytest.approx(2 * 0.1272061, abs=1e-6)
+    assert math.isnan(mann_whitney_u([], [1]))
+
+
+# ----------------------------------------------------------------------------- Bradley–Terry
+
+
+def citations_records() -> list[tuple[str, str, str]]:
+    """Stigler (1994) journal citations, as in R's BradleyTerry2 vignette (being cited = a win)."""
+    journals = ["Biometrika", "Comm Statist", "JASA", "JRSS-B"]
+    cited_by = [[714, 730, 498, 221],  # row: journal cited; column: citing journal
+                [33, 425, 68, 17],
+                [320, 813, 1072, 142],
+                [284, 276, 325, 188]]
+    records = []
+    for i, cited in enumerate(journals):
+        for j, citing in enumerate(journals):
+            if i != j:
+                records += [(cited, citing, "a")] * cited_by[i][j]
+    return records
+
+
+def test_bradley_terry_matches_bradleyterry2_citations_example() -> None:
+    # BradleyTerry2 vignette: coefficients relative to Biometrika: Comm Statist -2.9491, JASA -0.4796, JRSS-B 0.2690
+    bt = bradley_terry(citations_records())
+    rel = {k: v - bt["Biometrika"] for k, v in bt.items()}
+    assert rel["Comm Statist"] == pytest.approx(-2.9491, abs=1e-4)
+    assert rel["JASA"] == pytest.approx(-0.4796, abs=1e-4)
+    assert rel["JRSS-B"] == pytest.approx(0.2690, abs=1e-4)
+    assert sum(bt.values()) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_bradley_terry_two_items_closed_form_and_ties() -> None:
+    records = [("A", "B", "a")] * 3 + [("A", "B", "b")]
+    bt = bradley_terry(records)
+    assert bt["A"] == pytest.approx(math.log(3) / 2) and bt["B"] == pytest.approx(-math.log(3) / 2)
+    with_ties = [("A", "B", "a")] * 2 + [("B", "A", "tie")] * 2  # half: A 3 wins, B 1 win
+    assert bradley_terry(with_ties, ties="half") == pytest.approx(bt)
+    dropped = bradley_terry([("A", "B", "a"), ("B", "A", "a"), ("A", "B", "tie")] * 2, ties="drop")
+    assert dropped == pytest.approx({"A": 0.0, "B": 0.0})
+    with pytest.raises(ValueError):
+        bradley_terry(records, ties="ignore")
+    with pytest.raises(ValueError):
+        bradley_terry([("A", "B", "win")])
+    with pytest.raises(ValueError):
+        bradley_terry([("A", "A", "a")])
+
+
+def test_bradley_terry_item_that_never_wins() -> None:
+    base = citations_records()
+    loser = [("Loser", j, "b") for j in ("Biometrika", "JASA", "JRSS-B", "Comm Statist") for _ in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning flood
+        bt = bradley_terry(base + loser)
+    assert bt["Loser"] == -math.inf
+    alone = bradley_terry(base)
+    assert {k: v for k, v in bt.items() if k != "Loser"} == pytest.approx(alone)
+    finite = [v for v in bt.values() if math.isfinite(v)]
+    assert sum(finite) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_bradley_terry_ties_count_as_something() -> None:
+    # An item that only ties is not a never-winner under "half"; under "drop" it has no comparisons left.
+    records = [("A", "B", "a"), ("B", "A", "a"), ("C", "A", "tie"), ("C", "B", "tie")]
+    half = bradley_terry(records, ties="half")
+    assert all(math.isfinite(v) for v in half.values())
+    dropped = bradley_terry(records, ties="drop")
+    assert math.isnan(dropped["C"]) and dropped["A"] == pytest.approx(0.0)
+
+
+def test_bradley_terry_never_loses_and_empty() -> None:
+    bt = bradley_terry([("A", "B", "a"), ("A", "C", "a"), ("B", "C", "a"), ("C", "B", "a")])
+    assert bt["A"] == math.inf and bt["B"] == pytest.approx(0.0) and bt["C"] == pytest.approx(0.0)
+    assert bradley_terry([]) == {}
+
+
+def test_bradley_terry_recovers_known_strengths() -> None:
+    rng = np.random.default_rng(1)
+    true = {"a": 1.0, "b": 0.3, "c": -0.2, "d": -1.1}
+    names = list(true)
+    records = []
+    for _ in range(20_000):
+        i, j = rng.choice(4, size=2, replace=False)
+        pa = 1 / (1 + math.exp(true[names[j]] - true[names[i]]))
+        records.append((names[i], names[j], "a" if rng.random() < pa else "b"))
+    bt = bradley_terry(records)
+    for k in names:
+        assert bt[k] == pytest.approx(true[k] - np.mean(list(true.values())), abs=0.06)
