@@ -1,4 +1,4 @@
-"""Command line: ``python -m evalkit check | plan`` (``export`` and ``report`` come with the results).
+"""Command line: ``python -m evalkit check | plan | report | export``.
 
 Exit status 0 on success, 1 when the study or its data is invalid (the message
 names the file and the key), 2 for a usage error.
@@ -10,10 +10,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from .analysis import Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
 from .config import ConfigError, LoadedStudy, RatingTask, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
+from .export import latex_table, markdown_report, results_csv
 from .sampling import PlanError, plan
+from .storage import Store
 
 
 def _open(path: str) -> LoadedStudy:
@@ -81,6 +85,46 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_db(path: str) -> Store:
+    if not Path(path).is_file():
+        raise ConfigError(f"{path}: database not found")
+    return Store(path)
+
+
+def _report(args: argparse.Namespace) -> Report:
+    store = _open_db(args.db)
+    try:
+        options = Options(completed_only=args.completed_only, fast_ms=args.fast_ms,
+                          familiarity_weighted=args.familiarity_weighted)
+        return analyse(load_frames(store), options)
+    finally:
+        store.close()
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the results (the same numbers as the results page) as Markdown, LaTeX or CSV."""
+    report = _report(args)
+    text = {"markdown": markdown_report, "latex": latex_table, "csv": results_csv}[args.format](report)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write all evaluations or ratings as CSV (CERA column names first)."""
+    store = _open_db(args.db)
+    try:
+        frames = load_frames(store)
+    finally:
+        store.close()
+    text = evaluations_csv(frames) if args.what == "evaluations" else ratings_csv(frames)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text, 0)
@@ -104,6 +148,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, required=True, help="evaluator seed, 0..2**32-1")
     p.add_argument("--config", default="config.toml", help="study config (default: config.toml)")
     p.set_defaults(func=cmd_plan)
+    p = sub.add_parser("report", help="print the results from a database (same numbers as the results page)")
+    p.add_argument("--db", required=True, help="the study's SQLite database")
+    p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
+    p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
+    p.add_argument("--fast-ms", type=int, default=Options.fast_ms, help="flag answers faster than this (ms)")
+    p.add_argument("--familiarity-weighted", action="store_true", help="weight rating means by familiarity")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("export", help="write all evaluations or ratings as CSV")
+    p.add_argument("what", choices=("evaluations", "ratings"))
+    p.add_argument("--db", required=True, help="the study's SQLite database")
+    p.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_export)
     return parser
 
 

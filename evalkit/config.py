@@ -532,6 +532,22 @@ class LoadedStudy:
     version: str
 
 
+def study_summary(study: Study) -> dict[str, Any]:
+    """What the analysis needs to know about the tasks, as JSON-ready data (stored in the database)."""
+    tasks: list[dict[str, Any]] = []
+    for t in study.tasks:
+        entry: dict[str, Any] = {"id": t.id, "kind": t.kind, "title": t.title}
+        if isinstance(t, TripletTask):
+            entry.update(sources=list(t.sources), target=t.target, selection=t.selection)
+        elif isinstance(t, PairwiseTask):
+            entry.update(pairs=[list(p) for p in t.pairs], response=t.response, selection=t.selection)
+        else:
+            entry.update(metrics=[{"id": m.id, "label": m.label, "scale": len(m.anchors)} for m in t.metrics],
+                         familiarity=t.familiarity is not None, min_items=t.min_items)
+        tasks.append(entry)
+    return {"title": study.title, "tasks": tasks}
+
+
 def study_version(study: Study) -> str:
     """A short hash of the config, the consent text and every dataset file the study reads."""
     h = hashlib.sha256()

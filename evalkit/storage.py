@@ -618,6 +618,49 @@ class Store:
             rows = conn.execute("SELECT * FROM admin_log ORDER BY id").fetchall()
         return [{**dict(r), "detail": json.loads(r["detail"] or "{}")} for r in rows]
 
+    # ------------------------------------------------------------------ study descriptions and data version
+
+    def register_study(self, version: str, summary: Mapping[str, Any]) -> None:
+        """Keep a description of the study's tasks (per version), so the database describes itself."""
+        value = json.dumps(dict(summary), sort_keys=True)
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE settings.value != excluded.value",
+                (f"study:{version}", value, now_iso()))
+
+    def studies(self) -> dict[str, dict[str, Any]]:
+        """Registered study descriptions by version, oldest registration first."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT key, value FROM settings WHERE key LIKE 'study:%' ORDER BY updated_at, key"
+                                ).fetchall()
+        return {r[0][len("study:"):]: json.loads(r[1]) for r in rows}
+
+    def data_version(self) -> tuple[int, ...]:
+        """Changes whenever an answer, rating, session, completion or admin action is written.
+
+        Cheap (primary-key maxima and one count over the small sessions table), so
+        a live page can poll it and recompute only when it changes.
+        """
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT (SELECT coalesce(max(id), 0) FROM evaluations), (SELECT coalesce(max(id), 0) FROM ratings),"
+                " (SELECT coalesce(max(rowid), 0) FROM sessions), (SELECT count(*) FROM sessions),"
+                " (SELECT count(*) FROM sessions WHERE completed_at IS NOT NULL),"
+                " (SELECT coalesce(max(id), 0) FROM admin_log), (SELECT count(*) FROM task_status)").fetchone()
+        return tuple(int(v) for v in row)
+
+    def delete_session(self, session_id: str, *, actor: str) -> dict[str, int]:
+        """Delete a session and everything it wrote, permanently; logged. Returns the rows deleted."""
+        with self._write() as conn:
+            self._require(conn, session_id)
+            counts = {}
+            for table in ("evaluations", "ratings", "task_status", "sessions"):
+                cur = conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+                counts[table] = cur.rowcount
+            self._log(conn, actor, "delete_session", {"session_id": session_id, **counts})
+        return counts
+
     # ------------------------------------------------------------------ whole tables
 
     def table(self, name: str) -> list[dict[str, Any]]:
