@@ -1,0 +1,323 @@
+"""evalkit.analysis and evalkit.export on small hand-computed data, and end to end through the store and CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from scipy import stats as sst
+
+from evalkit import stats
+from evalkit.analysis import (
+    EVALUATION_COLUMNS,
+    RATING_COLUMNS,
+    SESSION_COLUMNS,
+    Frames,
+    Options,
+    analyse,
+    evaluations_csv,
+    included_sessions,
+    load_frames,
+    pairwise_results,
+    quality_signals,
+    rating_results,
+    ratings_csv,
+    triplet_results,
+)
+from evalkit.export import fmt_p, latex_table, main_results, markdown_report, results_csv
+from tests.helpers import ROOT
+
+TRIPLET = {"id": "t", "kind": "triplet", "title": "Spot it", "sources": ["r", "g", "h"], "target": "r",
+           "selection": "per-evaluator"}
+PAIRS = {"id": "p", "kind": "pairwise", "title": "Natural", "response": "choice"}
+RATING = {"id": "n", "kind": "rating", "title": "Rate",
+          "metrics": [{"id": "q", "label": "Quality", "scale": 5}], "familiarity": True}
+
+
+def ev_row(i, session, task, index, response, source=None, slot=None, domain="a", ms=5000, left=None,
+           right=None, kind="triplet", detail="{}"):
+    return {"id": i, "session_id": session, "task": task, "kind": kind, "question_index": index, "slot": slot,
+            "response": response, "review_source": source, "domain": domain, "time_spent_ms": ms,
+            "left_source": left, "right_source": right, "sources": "[]", "item_ids": "[]", "matched": 1,
+            "detail": detail, "created_at": f"2026-01-01T00:00:{i:02d}Z"}
+
+
+def sessions_frame(*specs) -> pd.DataFrame:
+    rows = []
+    for sid, status, completed in specs:
+        rows.append({"session_id": sid, "evaluator_name": sid.upper(), "external_id": "", "seed": 1,
+                     "study_version": "v", "started_at": "2026-01-01T00:00:00Z",
+                     "completed_at": "2026-01-01T00:10:00Z" if completed else None, "user_agent": "",
+                     "status": status, "completion_code": None, "meta": "{}"})
+    return pd.DataFrame(rows, columns=SESSION_COLUMNS)
+
+
+def triplet_rows() -> pd.DataFrame:
+    picks = [("e1", 0, "r"), ("e1", 1, "g"), ("e2", 0, "r"), ("e2", 1, "r"), ("e3", 0, "h"), ("e3", 1, "r")]
+    return pd.DataFrame([ev_row(i + 1, s, "t", slot, "A", src, slot=slot, domain="ab"[slot])
+                         for i, (s, slot, src) in enumerate(picks)], columns=EVALUATION_COLUMNS)
+
+
+def test_triplet_results_by_hand() -> None:
+    res = triplet_results(triplet_rows(), TRIPLET)
+    sel = res.selection.set_index("source")
+    assert sel.loc["r", "picked"] == 4 and sel.loc["g", "picked"] == 1 and sel.loc["h", "picked"] == 1
+    assert sel.loc["r", "rate"] == pytest.approx(4 / 6) and (sel["n"] == 6).all()
+    assert sel.loc["r", "p_value"] == pytest.approx(sst.binomtest(4, 6, 1 / 3).pvalue)
+    assert (sel.loc["r", "low"], sel.loc["r", "high"]) == stats.wilson_interval(4, 6)
+    assert sel.loc["r", "role"] == "target" and sel.loc["g", "role"] == "generated"
+    assert list(res.turing["source"]) == ["g", "h"] and list(res.turing["fooled"]) == [1, 1]
+    assert res.accuracy["picked"] == 4 and res.accuracy["rate"] == pytest.approx(4 / 6)
+    # slot 0: r r h; slot 1: g r r -> P_i = 1/3 each, p = (4/6, 1/6, 1/6), P_e = 1/2 -> kappa = -1/3
+    assert res.kappa == pytest.approx(-1 / 3)
+    assert (res.kappa_subjects, res.kappa_raters, res.kappa_basis) == (2, 3, "question slots")
+    dom = res.per_domain.set_index(["domain", "source"])
+    assert dom.loc[("a", "r"), "picked"] == 2 and dom.loc[("a", "r"), "n"] == 3
+    assert dom.loc[("b", "g"), "picked"] == 1
+    shared = triplet_results(triplet_rows(), {**TRIPLET, "selection": "shared"})
+    assert shared.kappa_basis == "identical triplets"
+
+
+def test_triplet_with_no_answers() -> None:
+    res = triplet_results(pd.DataFrame(columns=EVALUATION_COLUMNS), TRIPLET)
+    assert (res.selection["n"] == 0).all() and math.isnan(res.kappa) and res.n_answers == 0
+
+
+def pair_rows() -> pd.DataFrame:
+    rows = [
+        ev_row(1, "e1", "p", 0, "A", "x", 0, left="x", right="y", kind="pairwise"),   # x wins
+        ev_row(2, "e1", "p", 1, "B", "x", 1, left="y", right="x", kind="pairwise"),   # x wins
+        ev_row(3, "e2", "p", 0, "B", "y", 0, left="x", right="y", kind="pairwise"),   # y wins
+        ev_row(4, "e2", "p", 1, "A", "x", 1, left="x", right="z", kind="pairwise"),   # x beats z
+        ev_row(5, "e3", "p", 0, "A", "x", 0, left="x", right="y", kind="pairwise"),   # x wins
+    ]
+    return pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
+
+
+def test_pairwise_choice_by_hand() -> None:
+    res = pairwise_results(pair_rows(), PAIRS)
+    w = res.win_rates.set_index(["pair", "source"])
+    assert w.loc[("x vs y", "x"), "wins"] == 3 and w.loc[("x vs y", "x"), "n"] == 4
+    assert w.loc[("x vs y", "y"), "wins"] == 1
+    assert w.loc[("x vs y", "x"), "p_value"] == pytest.approx(sst.binomtest(3, 4).pvalue)
+    assert w.loc[("x vs z", "x"), "rate"] == 1.0
+    assert sorted(res.records) == sorted([("x", "y", "a"), ("y", "x", "b"), ("x", "y", "b"), ("x", "z", "a"),
+                                          ("x", "y", "a")])
+    bt = res.bradley_terry.set_index("source")["log_strength"]
+    assert bt.to_dict() == stats.bradley_terry(res.records)
+    assert bt["z"] == -math.inf  # z never wins
+    p = res.power.set_index("pair")
+    assert p.loc["x vs y", "needed_total"] == stats.sample_size_two_proportions(0.75, 0.5)
+    assert p.loc["x vs y", "further"] == p.loc["x vs y", "needed_total"] - 4
+    assert res.slider.empty
+
+
+def test_pairwise_slider_by_hand() -> None:
+    def slider(i, s, idx, value, button, left, right):
+        return ev_row(i, s, "p", idx, str(value), None, idx, left=left, right=right, kind="pairwise",
+                      detail=json.dumps({"button": button, "outcome": "x"}))
+
+    rows = pd.DataFrame([slider(1, "e1", 0, -40, "accept", "x", "y"),   # x (left) better by 40
+                         slider(2, "e1", 1, 20, "reject", "x", "y"),    # y better by 20
+                         slider(3, "e2", 0, 60, "accept", "y", "x"),    # x (right) better by 60
+                         slider(4, "e2", 1, 0, "accept", "x", "y"),     # positive draw
+                         slider(5, "e3", 0, 0, "reject", "y", "x")],    # negative draw
+                        columns=EVALUATION_COLUMNS)
+    res = pairwise_results(rows, {**PAIRS, "response": "slider"})
+    s = res.slider.iloc[0]
+    assert s["pair"] == "x vs y" and s["favoured"] == "x"
+    oriented = [40, -20, 60, 0, 0]
+    m = stats.mean_ci(oriented)
+    assert (s["mean"], s["low"], s["high"], s["n"]) == pytest.approx((m.mean, m.low, m.high, 5))
+    assert (s["positive_draws"], s["negative_draws"]) == (1, 1)
+    w = res.win_rates.set_index("source")
+    assert w.loc["x", "wins"] == 2 and w.loc["x", "ties"] == 2 and w.loc["x", "n"] == 3
+    assert sorted(res.records) == sorted([("x", "y", "a"), ("x", "y", "b"), ("y", "x", "b"), ("x", "y", "tie"),
+                                          ("y", "x", "tie")])
+
+
+def rating_frame() -> pd.DataFrame:
+    rows, i = [], 0
+    for session, index, item, fam, q in [("e1", 0, "i1", 5, 4), ("e1", 1, "i2", 1, 2), ("e2", 0, "i1", 3, 5),
+                                         ("e3", 0, "i1", 2, 4), ("e3", 1, "i2", 4, 3)]:
+        for metric, score in (("familiarity", fam), ("q", q)):
+            i += 1
+            rows.append({"id": i, "session_id": session, "task": "n", "question_index": index, "item_id": item,
+                         "metric": metric, "score": score, "comment": "", "time_spent_ms": 9000,
+                         "created_at": "2026"})
+        rows.append({"id": i + 100, "session_id": session, "task": "n", "question_index": index, "item_id": item,
+                     "metric": "comment", "score": None, "comment": "text", "time_spent_ms": 9000,
+                     "created_at": "2026"})
+    return pd.DataFrame(rows, columns=RATING_COLUMNS)
+
+
+def test_rating_results_by_hand() -> None:
+    res = rating_results(rating_frame(), RATING)
+    mos = res.mos.set_index("metric").loc["q"]
+    m = stats.mean_ci([4, 2, 5, 4, 3])
+    assert (mos["mean"], mos["low"], mos["high"], mos["n"]) == pytest.approx((m.mean, m.low, m.high, 5))
+    assert mos["label"] == "Quality"
+    # familiarity-weighted: (5*4 + 1*2 + 3*5 + 2*4 + 4*3) / (5+1+3+2+4) = 57/15
+    assert mos["weighted_mean"] == pytest.approx(57 / 15)
+    dist = res.distribution.set_index("score")["count"].to_dict()
+    assert dist == {1: 0, 2: 1, 3: 1, 4: 2, 5: 1}
+    agree = res.agreement.iloc[0]
+    # items with >= 2 raters: i1 (e1 4, e2 5, e3 4) and i2 (e1 2, e3 3)
+    expected = stats.krippendorff_alpha([[4, 2], [5, None], [4, 3]], "ordinal")
+    assert agree["alpha"] == pytest.approx(expected) and agree["items"] == 2 and agree["raters"] == 3
+    assert res.n_items_rated == 5
+
+
+def test_quality_signals_by_hand() -> None:
+    ses = sessions_frame(("e1", "completed", True), ("e2", "active", False), ("e3", "excluded", True))
+    rows = [ev_row(1, "e1", "t", 0, "A", "r", 0, ms=1000), ev_row(2, "e1", "t", 1, "A", "g", 1, ms=3000),
+            ev_row(3, "e1", "t", 2, "A", "r", 2, ms=8000), ev_row(4, "e2", "t", 0, "B", "r", 0, ms=500),
+            ev_row(5, "e2", "t", 1, "C", "r", 1, ms=9000), ev_row(6, "e3", "t", 0, "A", "h", 0, ms=4000),
+            ev_row(7, "e3", "t", 1, "B", "r", 1, ms=4000)]
+    ev = pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
+    q = quality_signals(ses, ev, pd.DataFrame(columns=RATING_COLUMNS), fast_ms=2000).set_index("session_id")
+    assert q.loc["e1", "answers"] == 3 and q.loc["e1", "total_time_s"] == pytest.approx(12.0)
+    assert q.loc["e1", "median_time_s"] == pytest.approx(3.0)
+    assert q.loc["e1", "fast_answers"] == 1 and q.loc["e2", "fast_answers"] == 1
+    assert q.loc["e1", "longest_same_run"] == 3 and q.loc["e2", "longest_same_run"] == 1
+    assert bool(q.loc["e1", "completed"]) and not bool(q.loc["e2", "completed"])
+    # slot 0: e1 r, e2 r, e3 h. e1's others: r, h -> tie: skipped; e2's others: r, h -> tie; e3's others: r, r -> r.
+    # slot 1: e1 g, e2 r, e3 r. e1's others: r r -> r (miss); e2's others: g, r -> tie; e3's others: g, r -> tie.
+    # slot 2: only e1 -> no others.
+    assert q.loc["e1", "majority_agreement"] == 0.0
+    assert math.isnan(q.loc["e2", "majority_agreement"])
+    assert q.loc["e3", "majority_agreement"] == 0.0
+
+
+def frames_for_report() -> Frames:
+    ses = sessions_frame(("e1", "completed", True), ("e2", "active", False), ("e3", "completed", True),
+                         ("ex", "excluded", True), ("tr", "trashed", True))
+    ev = pd.concat([triplet_rows(), pair_rows().assign(id=lambda d: d["id"] + 100),
+                    pd.DataFrame([ev_row(300, "ex", "t", 0, "A", "g", 0), ev_row(301, "tr", "t", 0, "A", "g", 0)],
+                                 columns=EVALUATION_COLUMNS)], ignore_index=True)
+    rt = rating_frame()
+    studies = {"v": {"title": "Demo", "tasks": [TRIPLET, PAIRS, RATING]}}
+    return Frames(sessions=ses, evaluations=ev, ratings=rt, studies=studies)
+
+
+def test_analyse_counts_only_included_sessions() -> None:
+    frames = frames_for_report()
+    assert list(included_sessions(frames.sessions)["session_id"]) == ["e1", "e2", "e3"]
+    assert list(included_sessions(frames.sessions, True)["session_id"]) == ["e1", "e3"]
+    report = analyse(frames)
+    assert report.n_sessions == 3 and report.n_completed == 2 and report.title == "Demo"
+    t = report.triplets[0].selection.set_index("source")
+    assert t.loc["g", "picked"] == 1  # the excluded and trashed sessions' picks of g do not count
+    assert report.quality.shape[0] == 5  # the admin table lists everyone
+    done = analyse(frames, Options(completed_only=True))
+    assert done.triplets[0].selection["n"].iloc[0] == 4  # e1 and e3 only
+    assert report.bradley_terry_all.set_index("source")["log_strength"].to_dict() == stats.bradley_terry(
+        report.pairwise[0].records)
+
+
+def test_exports_main_table_latex_and_markdown() -> None:
+    frames = frames_for_report()
+    report = analyse(frames)
+    table = main_results(report)
+    assert set(table["section"]) >= {"Spot it: picked as r (chance 33.3%)", "Natural: win rate (vs 50%)",
+                                     "Bradley–Terry log-strength (all pairs)", "Rate: mean score (1–5)"}
+    latex = latex_table(report)
+    for needle in ("\\begin{table}", "\\toprule", "\\midrule", "\\bottomrule", "\\end{tabular}",
+                   "66.7", "[30.0, 90.3]", "Bradley--Terry"):
+        assert needle in latex, needle
+    assert latex.count("\\begin{tabular}{llrrrl}") == 1
+    md = markdown_report(report)
+    assert "| r | target | 4 | 6 | 66.7 | [30.0, 90.3] |" in md
+    assert "Fleiss' kappa over question slots: -0.333" in md
+    back = pd.read_csv(io.StringIO(results_csv(report)))
+    row = back[(back["label"] == "r")].iloc[0]
+    assert row["value"] == pytest.approx(4 / 6) and row["n"] == 6
+
+
+def test_latex_escapes_special_characters() -> None:
+    frames = frames_for_report()
+    frames.studies["v"]["tasks"][0] = {**TRIPLET, "title": "A & B_1 50%"}
+    latex = latex_table(analyse(frames))
+    assert "A \\& B\\_1 50\\%" in latex
+
+
+def test_fmt_p() -> None:
+    assert fmt_p(0.0004) == "< .001" and fmt_p(0.0123) == ".012" and fmt_p(1.0) == "1.000"
+    assert fmt_p(float("nan")) == "–"
+
+
+def test_evaluations_and_ratings_csv_have_the_cera_columns() -> None:
+    frames = frames_for_report()
+    ev = pd.read_csv(io.StringIO(evaluations_csv(frames)))
+    assert list(ev.columns[:11]) == ["evaluatorName", "sessionId", "task", "questionIndex", "response",
+                                     "reviewSource", "domain", "timeSpentMs", "leftSource", "rightSource",
+                                     "createdAt"]
+    assert {"kind", "slot", "sources", "itemIds", "matched", "sessionStatus", "studyVersion"} <= set(ev.columns)
+    assert len(ev) == len(frames.evaluations) and ev.loc[0, "evaluatorName"] == "E1"
+    rt = pd.read_csv(io.StringIO(ratings_csv(frames)))
+    assert {"evaluatorName", "sessionId", "itemId", "metric", "score", "comment"} <= set(rt.columns)
+    assert len(rt) == len(frames.ratings)
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+@pytest.fixture
+def filled_db(tmp_path: Path) -> Path:
+    import random
+
+    from evalkit.config import open_study, study_summary
+    from evalkit.sampling import plan
+    from evalkit.storage import Store
+    from evalkit.survey import finish_rating, record_choice, record_item_rating
+
+    loaded = open_study(ROOT / "config.toml")
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    store.register_study(loaded.version, study_summary(loaded.study))
+    rng = random.Random(3)
+    task = loaded.study.task("novelty")
+    items = loaded.items["novelty"]
+    for e in range(12):
+        session = store.create_session(study_version=loaded.version, evaluator_name=f"e{e}")
+        for q in plan(loaded.study, loaded.pools, session.seed):
+            record_choice(store, session, q, rng.choice(q.labels), rng.randint(500, 9000))
+        scores = {m.id: rng.randint(1, 5) for m in [task.familiarity, *task.metrics]}
+        record_item_rating(store, session, task, 0, items[e % 3].id, scores, "", 5000, items)
+        finish_rating(store, session, task)
+        if e % 4:
+            store.complete_session(session.session_id)
+    store.close()
+    return path
+
+
+def test_report_cli_prints_the_same_numbers_as_analyse(filled_db: Path) -> None:
+    from evalkit.storage import Store
+
+    store = Store(filled_db)
+    report = analyse(load_frames(store))
+    store.close()
+    md = run_cli("report", "--db", str(filled_db))
+    assert md.returncode == 0, md.stderr
+    assert md.stdout == markdown_report(report) + ("" if markdown_report(report).endswith("\n") else "\n")
+    latex = run_cli("report", "--db", str(filled_db), "--format", "latex")
+    assert latex.stdout == latex_table(report)
+    csv = run_cli("report", "--db", str(filled_db), "--format", "csv")
+    assert csv.stdout == results_csv(report)
+    done = run_cli("report", "--db", str(filled_db), "--completed-only")
+    assert "9 evaluators included (9 completed)" in done.stdout
+    exported = run_cli("export", "evaluations", "--db", str(filled_db))
+    assert pd.read_csv(io.StringIO(exported.stdout)).shape[0] == 12 * 10
+    missing = run_cli("report", "--db", str(filled_db.parent / "nope.sqlite"))
+    assert missing.returncode == 1 and "database not found" in missing.stderr
