@@ -27,6 +27,7 @@ pages = [
     st.Page(PAGES["pairwise"], title="Survey", url_path="pairwise"),
     st.Page(PAGES["rating"], title="Survey", url_path="rating"),
     st.Page(PAGES["done"], title="Thank you", url_path="done"),
+    st.Page(PAGES["results"], title="Results", url_path="results"),  # linked from no evaluator screen
 ]
 page = st.navigation(pages, position="hidden")
 try:

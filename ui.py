@@ -9,8 +9,10 @@ safely.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalkit.config import ConfigError, LoadedStudy, open_study
+from evalkit.config import ConfigError, LoadedStudy, open_study, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.storage import AnswerConflict, Session, Store, StoreError
@@ -33,6 +35,7 @@ PAGES = {
     "pairwise": "pages/pairwise.py",
     "rating": "pages/rating.py",
     "done": "pages/done.py",
+    "results": "pages/results.py",
 }
 TOKEN_PARAM = "s"
 
@@ -46,8 +49,10 @@ def _load_study(config: str, database: str | None) -> LoadedStudy:
 
 
 @st.cache_resource(show_spinner=False)
-def _open_store(path: str) -> Store:
-    return Store(path)
+def _open_store(path: str, version: str, summary_json: str) -> Store:
+    store = Store(path)
+    store.register_study(version, json.loads(summary_json))  # the database describes its own tasks
+    return store
 
 
 def load() -> tuple[LoadedStudy, Store]:
@@ -55,7 +60,8 @@ def load() -> tuple[LoadedStudy, Store]:
     config = os.environ.get("EVALKIT_CONFIG", str(HERE / "config.toml"))
     try:
         loaded = _load_study(config, os.environ.get("EVALKIT_DATABASE"))
-        store = _open_store(str(loaded.study.database))
+        store = _open_store(str(loaded.study.database), loaded.version,
+                            json.dumps(study_summary(loaded.study), sort_keys=True))
     except (ConfigError, DatasetError, StoreError, OSError) as exc:
         log.error("study set-up failed: %s", exc)
         st.error("The study is not set up correctly, so the survey cannot start. "
@@ -236,3 +242,38 @@ def choice_question(ctx: Context, *, wide: bool) -> None:
                  format_func=lambda label: f"Review {label}", index=None, horizontal=True, key=key,
                  label_visibility="collapsed")
         st.form_submit_button("Next", type="primary", on_click=submit)
+
+
+# ----------------------------------------------------------------------------- login throttle (results page)
+
+_sleep = time.sleep  # tests replace this to observe the delays without waiting
+
+
+@st.cache_resource
+def _throttle() -> dict:
+    """Failed logins across all browser sessions of this process (a new tab does not reset the delay)."""
+    return {"failures": 0, "last": 0.0, "lock": threading.Lock()}
+
+
+def login_delay() -> float:
+    """Seconds to wait before checking a password: 0, then 0.5, 1, 2, 4, 8 (max) after failures."""
+    t = _throttle()
+    with t["lock"]:
+        if time.monotonic() - t["last"] > 900:  # 15 quiet minutes forgive earlier failures
+            t["failures"] = 0
+        return min(0.5 * 2 ** (t["failures"] - 1), 8.0) if t["failures"] else 0.0
+
+
+def login_throttle_wait() -> None:
+    """Slow down repeated failures before a password is compared."""
+    delay = login_delay()
+    if delay:
+        _sleep(delay)
+
+
+def login_throttle_record(*, failed: bool) -> None:
+    """Count a failed login (or reset the count after a success)."""
+    t = _throttle()
+    with t["lock"]:
+        t["failures"] = t["failures"] + 1 if failed else 0
+        t["last"] = time.monotonic()

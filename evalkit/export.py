@@ -123,9 +123,10 @@ def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
                 value, ci = fmt_pct(r.value), fmt_ci(r.low, r.high)
             else:
                 value, ci = fmt_num(r.value), fmt_ci(r.low, r.high, pct=False, digits=2)
+            value = {"inf": "$\\infty$", "-inf": "$-\\infty$"}.get(value) or _tex(value)
             n = "" if isinstance(r.n, float) and math.isnan(r.n) else str(int(r.n))
             p = "" if isinstance(r.p_value, float) and math.isnan(r.p_value) else f"${_tex(fmt_p(r.p_value))}$"
-            lines.append(f"{_tex(r.label)} & {_tex(r.detail)} & {n} & {_tex(value)} & {_tex(ci)} & {p} \\\\")
+            lines.append(f"{_tex(r.label)} & {_tex(r.detail)} & {n} & {value} & {_tex(ci)} & {p} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 

@@ -232,6 +232,7 @@ def test_exports_main_table_latex_and_markdown() -> None:
                    "66.7", "[30.0, 90.3]", "Bradley--Terry"):
         assert needle in latex, needle
     assert latex.count("\\begin{tabular}{llrrrl}") == 1
+    assert "z &  &  & $-\\infty$ &" in latex  # z never wins: its strength is 0, log-strength -inf
     md = markdown_report(report)
     assert "| r | target | 4 | 6 | 66.7 | [30.0, 90.3] |" in md
     assert "Fleiss' kappa over question slots: -0.333" in md

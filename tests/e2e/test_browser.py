@@ -30,6 +30,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 OUT = ROOT / "test-output" / "e2e"
+RESULTS_PASSWORD = "e2e-results-secret"
 
 
 def free_port() -> int:
@@ -46,7 +47,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     port = free_port()
     OUT.mkdir(parents=True, exist_ok=True)
     log = open(OUT / "server.log", "w")  # noqa: SIM115 - closed at teardown
-    env = {**os.environ, "EVALKIT_CONFIG": str(config), "EVALKIT_DATABASE": str(database)}
+    env = {**os.environ, "EVALKIT_CONFIG": str(config), "EVALKIT_DATABASE": str(database),
+           "EVALKIT_RESULTS_PASSWORD": RESULTS_PASSWORD}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
@@ -252,3 +254,59 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
         ("paper1", "familiarity", 4), ("paper1", "specificity", 4), ("paper1", "factuality", 4)}
     assert [r.comment for r in ratings if r.metric == "comment"] == ["Looks fine."]
     store.close()
+
+
+def test_results_page_login_live_update_and_csv_download(server, browser) -> None:
+    import io
+
+    import pandas as pd
+    from playwright.sync_api import expect
+
+    from evalkit.survey import record_choice
+
+    url, config, database = server
+    context = browser.new_context(viewport={"width": 1400, "height": 1800}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{url}/results")
+    wait_for_app_run(page)
+    password = page.get_by_test_id("stTextInputField")
+    password.fill("not the password")
+    page.get_by_role("button", name="Unlock").click()
+    wait_for_app_run(page)
+    expect(page.get_by_text("Wrong password")).to_be_visible()
+    assert "Evaluators counted" not in page.content()
+    page.screenshot(path=str(OUT / "results-locked.png"))
+    password.fill(RESULTS_PASSWORD)
+    page.get_by_role("button", name="Unlock").click()
+    wait_for_app_run(page)
+
+    def metric(label: str):
+        return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+    with Store(database) as store:
+        before = len(store.answers())
+    expect(metric("Answers")).to_have_text(str(before), timeout=20_000)
+    page.screenshot(path=str(OUT / "results-overview.png"))
+
+    # another evaluator answers, in another session and process: the page updates without a click
+    loaded = open_study(config, database=database)
+    with Store(database) as store:
+        other = store.create_session(study_version=loaded.version, evaluator_name="Live Evaluator")
+        question = plan(loaded.study, loaded.pools, other.seed)[0]
+        record_choice(store, other, question, "B", 4321)
+    expect(metric("Answers")).to_have_text(str(before + 1), timeout=15_000)
+    page.screenshot(path=str(OUT / "results-after-live-update.png"))
+
+    page.get_by_role("tab", name="Exports").click()
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Evaluations (CSV)").click()
+    download = info.value
+    assert download.suggested_filename == "evaluations.csv"
+    frame = pd.read_csv(io.StringIO(Path(download.path()).read_text()))
+    assert list(frame.columns[:3]) == ["evaluatorName", "sessionId", "task"]
+    assert len(frame) == before + 1
+    row = frame[frame["sessionId"] == other.session_id].iloc[0]
+    assert row["response"] == "B" and row["reviewSource"] == question.source_of("B")
+    assert row["timeSpentMs"] == 4321 and row["evaluatorName"] == "Live Evaluator"
+    page.screenshot(path=str(OUT / "results-exports.png"))
+    context.close()

@@ -1,0 +1,92 @@
+"""Altair charts of a :class:`evalkit.analysis.Report` (no Streamlit here; the page renders them)."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+
+from .analysis import PairwiseResult, RatingResult, TripletResult
+
+__all__ = ["bt_chart", "rating_chart", "selection_chart", "time_histogram", "timeline_chart", "win_rate_chart"]
+
+BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
+
+
+def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
+    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None))
+    bars = base.mark_bar(color=BLUE, opacity=0.8).encode(
+        x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title=x_title),
+        tooltip=[alt.Tooltip(f"{y}:N"), alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%"),
+                 alt.Tooltip("high:Q", format=".1%"), alt.Tooltip("n:Q"), alt.Tooltip("p_value:Q", format=".3g")])
+    errors = base.mark_rule(color="#111827", strokeWidth=2).encode(x="low:Q", x2="high:Q")
+    rule = alt.Chart(pd.DataFrame({"chance": [chance]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
+        x="chance:Q", tooltip=[alt.Tooltip("chance:Q", format=".1%", title="chance")])
+    return (bars + errors + rule).properties(title=title, height=alt.Step(34))
+
+
+def selection_chart(result: TripletResult) -> alt.Chart:
+    """Selection rate per source with Wilson intervals and the chance line (1/k)."""
+    k = max(len(result.sources), 2)
+    frame = result.selection.dropna(subset=["rate"])
+    return _interval_bars(frame, "source", 1 / k, f"{result.title}: picked as {result.target}",
+                          "share of questions")
+
+
+def win_rate_chart(result: PairwiseResult) -> alt.Chart:
+    """Win rate of the first source of each pair with Wilson intervals and the 50 % line."""
+    frame = result.win_rates.dropna(subset=["rate"]).drop_duplicates("pair").copy()
+    other = [b if s == a else a for s, a, b in zip(frame["source"], frame["pair"].str.split(" vs ").str[0],
+                                                  frame["pair"].str.split(" vs ").str[1], strict=True)]
+    frame["comparison"] = frame["source"] + " over " + pd.Series(other, index=frame.index)
+    return _interval_bars(frame, "comparison", 0.5, f"{result.title}: win rates", "win rate (ties excluded)")
+
+
+def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") -> alt.Chart:
+    """Finite Bradley–Terry log-strengths as bars (±inf are listed in the table, not drawn)."""
+    finite = frame[frame["log_strength"].map(lambda v: math.isfinite(v))]
+    return alt.Chart(finite).mark_bar(color=BLUE).encode(
+        y=alt.Y("source:N", sort="-x", title=None),
+        x=alt.X("log_strength:Q", title="log-strength (centred)"),
+        tooltip=[alt.Tooltip("source:N"), alt.Tooltip("log_strength:Q", format=".3f")],
+    ).properties(title=title, height=alt.Step(30))
+
+
+def rating_chart(result: RatingResult) -> alt.Chart:
+    """Score distribution per metric (counts of 1..5)."""
+    return alt.Chart(result.distribution).mark_bar(color=BLUE).encode(
+        x=alt.X("score:O", title="score"),
+        y=alt.Y("count:Q", title="ratings"),
+        column=alt.Column("label:N", title=None, sort=None),
+        tooltip=["label:N", "score:O", "count:Q"],
+    ).properties(width=110, height=150, title=f"{result.title}: score distributions")
+
+
+def timeline_chart(sessions: pd.DataFrame, answers: pd.DataFrame) -> alt.Chart:
+    """Cumulative evaluators started, evaluators completed and answers over time."""
+    parts = []
+    for label, stamps in (("evaluators started", sessions["started_at"]),
+                          ("evaluators completed", sessions["completed_at"].dropna()),
+                          ("answers", answers["created_at"])):
+        times = pd.to_datetime(stamps, utc=True, format="ISO8601").sort_values()
+        parts.append(pd.DataFrame({"time": times, "count": range(1, len(times) + 1), "series": label}))
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["time", "count", "series"])
+    return alt.Chart(frame).mark_line(interpolate="step-after", point=False).encode(
+        x=alt.X("time:T", title=None), y=alt.Y("count:Q", title="cumulative count"),
+        color=alt.Color("series:N", title=None, scale=alt.Scale(range=[BLUE, "#2f7d3b", GREY])),
+        tooltip=["series:N", alt.Tooltip("time:T", format="%Y-%m-%d %H:%M:%S"), "count:Q"],
+    ).properties(title="Timeline", height=220)
+
+
+def time_histogram(answers: pd.DataFrame, fast_ms: int) -> alt.Chart:
+    """Histogram of per-question answer times (seconds, clipped at the 99th percentile), fast threshold marked."""
+    seconds = answers["time_spent_ms"].dropna().astype(float) / 1000
+    cap = float(seconds.quantile(0.99)) if len(seconds) else 60.0
+    frame = pd.DataFrame({"seconds": seconds.clip(upper=max(cap, fast_ms / 1000))})
+    bars = alt.Chart(frame).mark_bar(color=BLUE).encode(
+        x=alt.X("seconds:Q", bin=alt.Bin(maxbins=40), title="seconds per question"),
+        y=alt.Y("count():Q", title="answers"))
+    rule = alt.Chart(pd.DataFrame({"fast": [fast_ms / 1000]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
+        x="fast:Q", tooltip=[alt.Tooltip("fast:Q", title="fast threshold (s)")])
+    return (bars + rule).properties(title="Time per question", height=200)

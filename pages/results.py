@@ -1,0 +1,312 @@
+"""Results (researchers only): password gate, live statistics, admin controls, exports.
+
+Not linked from any evaluator screen. The password comes from
+``st.secrets["results_password"]`` or ``EVALKIT_RESULTS_PASSWORD``; with
+neither, the page stays locked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import time
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from evalkit import charts
+from evalkit.analysis import Frames, Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
+from evalkit.export import fmt_ci, fmt_num, fmt_p, fmt_pct, latex_table, results_csv
+from evalkit.storage import Store
+
+st.set_page_config(page_title="Results", layout="wide")
+ACTOR = "results page"
+REFRESH_SECONDS = 3
+
+
+# ----------------------------------------------------------------------------- password gate
+
+
+def configured_password() -> str | None:
+    """The results password from secrets or the environment; None when neither is set."""
+    try:
+        value = st.secrets.get("results_password")
+    except Exception:  # no secrets file at all
+        value = None
+    value = value or os.environ.get("EVALKIT_RESULTS_PASSWORD")
+    return str(value) if value else None
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def authenticated(password: str) -> bool:
+    """Check the digest kept in this browser session against the configured password, on every run."""
+    held = st.session_state.get("_results_digest")
+    return held is not None and hmac.compare_digest(held, _digest(password))
+
+
+def login(password: str) -> None:
+    """Login callback: slow down repeated failures, then compare in constant time."""
+    entered = st.session_state.get("results_password_input") or ""
+    st.session_state["results_password_input"] = ""  # never keep or echo what was typed
+    ui.login_throttle_wait()
+    ok = hmac.compare_digest(_digest(entered), _digest(password))
+    ui.login_throttle_record(failed=not ok)
+    if ok:
+        st.session_state["_results_digest"] = _digest(entered)
+    else:
+        ui.flash("error", "Wrong password.")
+
+
+loaded, store = ui.load()
+password = configured_password()
+st.title("Results")
+if password is None:
+    st.error("The results page is locked because no password is configured. Set `results_password` in "
+             "`.streamlit/secrets.toml` or the environment variable `EVALKIT_RESULTS_PASSWORD`, then reload.")
+    st.stop()
+if not authenticated(password):
+    ui.show_flash()
+    with st.form("results_login"):
+        st.text_input("Password", type="password", key="results_password_input")
+        st.form_submit_button("Unlock", type="primary", on_click=login, args=(password,))
+    st.stop()
+
+
+# ----------------------------------------------------------------------------- cached analysis
+
+
+@st.cache_resource(max_entries=6, show_spinner="Computing the results...")
+def compute(_store: Store, db_path: str, version: tuple, options: Options) -> tuple[Frames, Report]:
+    """Frames and report for one data version (the cache key): a refresh with no new answers costs one
+    cheap query (``data_version``) and no recomputation."""
+    frames = load_frames(_store)
+    return frames, analyse(frames, options)
+
+
+def log_export(what: str) -> None:
+    store.log(ACTOR, "export", {"what": what})
+
+
+# ----------------------------------------------------------------------------- study controls and options
+
+state = store.survey_state()
+top = st.columns([3, 2, 2])
+with top[0]:
+    st.caption(f"{loaded.study.title} · study version {loaded.version} · database `{loaded.study.database.name}`")
+with top[1]:
+    labels = {"open": ":green[open]", "paused": ":orange[paused for new evaluators]", "ended": ":red[ended]"}
+    st.markdown(f"**Survey:** {labels[state]}")
+with top[2]:
+    st.button("Lock this page", on_click=lambda: st.session_state.pop("_results_digest", None))
+
+with st.expander("Study controls"):
+    c1, c2, c3 = st.columns(3)
+    if state == "open":
+        c1.button("Pause new evaluators", on_click=lambda: store.set_survey_state("paused", actor=ACTOR))
+    elif state == "paused":
+        c1.button("Resume: let new evaluators start", on_click=lambda: store.set_survey_state("open", actor=ACTOR))
+    if state != "ended":
+        confirm_end = c2.checkbox("I want to end the study for everyone", key="confirm_end")
+        c3.button("End the study", type="primary", disabled=not confirm_end,
+                  on_click=lambda: store.set_survey_state("ended", actor=ACTOR))
+    else:
+        c1.button("Reopen the study", on_click=lambda: store.set_survey_state("open", actor=ACTOR))
+    st.caption("Changes take effect for evaluators on their next click. Every change is logged.")
+
+o1, o2, o3 = st.columns(3)
+options = Options(
+    completed_only=o1.toggle("Completed sessions only", key="opt_completed"),
+    familiarity_weighted=o2.toggle("Familiarity-weighted rating means", key="opt_weighted"),
+    fast_ms=int(o3.number_input("Flag answers faster than (seconds)", min_value=0.0, max_value=120.0, value=2.0,
+                                step=0.5, key="opt_fast") * 1000),
+)
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def show_overview(report: Report) -> None:
+    m = st.columns(4)
+    m[0].metric("Evaluators counted", report.n_sessions)
+    m[1].metric("Completed", report.n_completed)
+    m[2].metric("Answers", report.n_answers)
+    m[3].metric("Rated items", report.n_ratings)
+    for t in report.triplets:
+        st.subheader(f"{t.title} · which one is {t.target}?")
+        left, right = st.columns([3, 2])
+        left.altair_chart(charts.selection_chart(t), width="stretch")
+        table = t.selection.assign(**{"rate %": t.selection["rate"].map(fmt_pct),
+                                      "95% CI": [fmt_ci(a, b) for a, b in zip(t.selection["low"],
+                                                                               t.selection["high"], strict=True)],
+                                      "p": t.selection["p_value"].map(fmt_p)})
+        right.dataframe(table[["source", "role", "picked", "n", "rate %", "95% CI", "p"]], hide_index=True)
+        if t.accuracy:
+            a = t.accuracy
+            right.markdown(f"**Accuracy** (found the {t.target} text): {fmt_pct(a['rate'])}% "
+                           f"{fmt_ci(a['low'], a['high'])}, p {fmt_p(a['p_value'])}")
+        right.markdown(f"**Fleiss' kappa** over {t.kappa_basis}: {fmt_num(t.kappa, 3)} "
+                       f"({t.kappa_subjects} subjects, {t.kappa_raters} raters)")
+        if t.unmatched:
+            right.caption(f"{t.unmatched} answers came from questions that could not be length-matched.")
+        with st.expander("Per domain"):
+            d = t.per_domain
+            st.dataframe(d.assign(**{"rate %": d["rate"].map(fmt_pct),
+                                     "95% CI": [fmt_ci(a, b) for a, b in zip(d["low"], d["high"], strict=True)],
+                                     "p": d["p_value"].map(fmt_p)})[["domain", "source", "picked", "n", "rate %",
+                                                                     "95% CI", "p"]], hide_index=True)
+    for p in report.pairwise:
+        st.subheader(f"{p.title} · pairwise ({p.response})")
+        left, right = st.columns([3, 2])
+        if not p.win_rates.empty:
+            left.altair_chart(charts.win_rate_chart(p), width="stretch")
+        w = p.win_rates
+        right.dataframe(w.assign(**{"rate %": w["rate"].map(fmt_pct),
+                                    "95% CI": [fmt_ci(a, b) for a, b in zip(w["low"], w["high"], strict=True)],
+                                    "p": w["p_value"].map(fmt_p)})[["pair", "source", "wins", "ties", "n",
+                                                                    "rate %", "95% CI", "p"]], hide_index=True)
+        if not p.slider.empty:
+            s = p.slider
+            right.markdown("**Slider** (positive = the favoured source better)")
+            right.dataframe(s.assign(mean=s["mean"].map(lambda v: fmt_num(v, 1)),
+                                     **{"95% CI": [fmt_ci(a, b, pct=False) for a, b in zip(s["low"], s["high"],
+                                                                                           strict=True)]})[
+                ["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]], hide_index=True)
+        power = p.power.assign(rate=p.power["rate"].map(fmt_pct))
+        right.markdown("**Power**: judgments needed per comparison (alpha .05, power .8) at the current effect")
+        right.dataframe(power, hide_index=True)
+    if report.pairwise:
+        st.subheader("Bradley–Terry strengths over all pairs")
+        left, right = st.columns([3, 2])
+        left.altair_chart(charts.bt_chart(report.bradley_terry_all), width="stretch")
+        bt = report.bradley_terry_all
+        right.dataframe(bt.assign(log_strength=bt["log_strength"].map(lambda v: fmt_num(v, 3))), hide_index=True)
+
+
+def show_ratings(report: Report) -> None:
+    if not report.ratings:
+        st.info("This study has no rating block.")
+    for r in report.ratings:
+        st.subheader(f"{r.title} · {r.n_items_rated} rated items")
+        mos = r.mos
+        shown = mos.assign(mean=mos["mean"].map(fmt_num), sd=mos["sd"].map(fmt_num),
+                           weighted_mean=mos["weighted_mean"].map(fmt_num),
+                           **{"95% CI": [fmt_ci(a, b, pct=False, digits=2)
+                                         for a, b in zip(mos["low"], mos["high"], strict=True)]})
+        cols = ["label", "mean", "95% CI", "sd", "n", "weighted_mean"]
+        if report.options.familiarity_weighted:
+            cols = ["label", "weighted_mean", "mean", "95% CI", "sd", "n"]
+        st.dataframe(shown[cols], hide_index=True)
+        if not r.distribution.empty:
+            st.altair_chart(charts.rating_chart(r))
+        agree = r.agreement
+        st.markdown("**Krippendorff's alpha** (ordinal) over items with two or more raters")
+        st.dataframe(agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
+            ["label", "alpha", "items", "raters"]], hide_index=True)
+
+
+def _short(session_id: str) -> str:
+    return session_id[:8]
+
+
+def set_status(session_id: str, status: str) -> None:
+    store.set_session_status(session_id, status, actor=ACTOR)
+
+
+def delete(session_id: str) -> None:
+    if st.session_state.get(f"confirm_delete_{session_id}"):
+        store.delete_session(session_id, actor=ACTOR)
+        ui.flash("success", f"Session {_short(session_id)} and all its answers were deleted.")
+
+
+def show_evaluators(frames: Frames, report: Report) -> None:
+    q = report.quality.copy()
+    if q.empty:
+        st.info("No evaluator has started yet.")
+        return
+    q.insert(0, "session", q["session_id"].map(_short))
+    q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
+    q["total_time_s"] = q["total_time_s"].map(lambda v: fmt_num(v, 0))
+    q["median_time_s"] = q["median_time_s"].map(lambda v: fmt_num(v, 1))
+    st.dataframe(q.drop(columns=["session_id", "completed_at"]), hide_index=True)
+    st.caption(f"fast_answers: answers under {report.options.fast_ms / 1000:g} s · longest_same_run: identical "
+               "responses in a row (straight-lining) · majority_agreement: picks matching the other evaluators' "
+               "majority on the same question slot. Excluded and trashed sessions are listed but never counted.")
+    left, right = st.columns(2)
+    if not report.answers.empty:
+        left.altair_chart(charts.timeline_chart(frames.sessions, report.answers), width="stretch")
+        right.altair_chart(charts.time_histogram(report.answers, report.options.fast_ms), width="stretch")
+
+    st.markdown("#### Manage an evaluator")
+    ids = list(report.quality["session_id"])
+    names = dict(zip(report.quality["session_id"], report.quality["evaluator_name"], strict=True))
+    status_of = dict(zip(report.quality["session_id"], report.quality["status"], strict=True))
+    done = dict(zip(report.quality["session_id"], report.quality["completed"], strict=True))
+    chosen = st.selectbox("Evaluator", ids, index=None, key="admin_session",
+                          format_func=lambda s: f"{_short(s)} · {names[s] or '(no name)'} · {status_of[s]}",
+                          placeholder="Choose an evaluator")
+    ui.show_flash()
+    if chosen is None:
+        return
+    back = "completed" if done[chosen] else "active"
+    status = status_of[chosen]
+    a1, a2, a3 = st.columns(3)
+    if status == "excluded":
+        a1.button("Include again", on_click=set_status, args=(chosen, back), key="act_include")
+    elif status != "trashed":
+        a1.button("Exclude from the results", on_click=set_status, args=(chosen, "excluded"), key="act_exclude")
+    if status == "trashed":
+        a2.button("Restore from trash", on_click=set_status, args=(chosen, back), key="act_restore")
+    else:
+        a2.button("Move to trash", on_click=set_status, args=(chosen, "trashed"), key="act_trash")
+    with a3:
+        sure = st.checkbox("Delete permanently: I understand this cannot be undone",
+                           key=f"confirm_delete_{chosen}")
+        st.button("Delete permanently", type="primary", disabled=not sure, on_click=delete, args=(chosen,),
+                  key="act_delete")
+
+
+def show_exports(frames: Frames, report: Report) -> None:
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Evaluations (CSV)", evaluations_csv(frames), file_name="evaluations.csv",
+                       mime="text/csv", on_click=log_export, args=("evaluations.csv",), key="dl_evaluations")
+    c2.download_button("Ratings (CSV)", ratings_csv(frames), file_name="ratings.csv", mime="text/csv",
+                       on_click=log_export, args=("ratings.csv",), key="dl_ratings")
+    c3.download_button("Main results (CSV)", results_csv(report), file_name="results.csv", mime="text/csv",
+                       on_click=log_export, args=("results.csv",), key="dl_results")
+    st.caption("The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
+               "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt).")
+    latex = latex_table(report)
+    st.markdown("**LaTeX table** (booktabs)")
+    st.code(latex, language="latex")
+    st.download_button("Download the LaTeX table", latex, file_name="results.tex", mime="text/x-tex",
+                       on_click=log_export, args=("results.tex",), key="dl_latex")
+    log = store.admin_log()
+    if log:
+        with st.expander(f"Admin log ({len(log)} entries)"):
+            st.dataframe(pd.DataFrame(log)[::-1], hide_index=True)
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def live() -> None:
+    """Everything that updates without a click (re-checks the password on every refresh)."""
+    if not authenticated(password):
+        st.rerun()
+    frames, report = compute(store, str(store.path), store.data_version(), options)
+    st.caption(f"Updated {time.strftime('%H:%M:%S')} · refreshes every {REFRESH_SECONDS} s")
+    overview, ratings, evaluators, exports = st.tabs(["Overview", "Ratings", "Evaluators", "Exports"])
+    with overview:
+        show_overview(report)
+    with ratings:
+        show_ratings(report)
+    with evaluators:
+        show_evaluators(frames, report)
+    with exports:
+        show_exports(frames, report)
+
+
+live()

@@ -1,0 +1,223 @@
+"""AppTest tests of the results page: the password gate, the statistics, admin actions and exports."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pandas as pd
+import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.errors import AppTestError
+
+import ui
+from evalkit.sampling import plan
+from evalkit.survey import finish_rating, record_choice, record_item_rating
+from tests.apptest.conftest import APP, Harness, button, texts
+
+
+def fill(h: Harness, n: int = 6, seed: int = 1) -> list[str]:
+    """n evaluators who finished the study; returns their session ids."""
+    loaded, store = h.loaded, h.store
+    from evalkit.config import study_summary
+
+    store.register_study(loaded.version, study_summary(loaded.study))
+    rng = random.Random(seed)
+    task = loaded.study.task("novelty")
+    items = loaded.items["novelty"]
+    ids = []
+    for e in range(n):
+        session = store.create_session(study_version=loaded.version, evaluator_name=f"Eval {e}")
+        for q in plan(loaded.study, loaded.pools, session.seed):
+            if q.kind == "pairwise" and loaded.study.task(q.task).response == "slider":
+                from evalkit.survey import record_slider
+
+                record_slider(store, session, q, rng.randint(-100, 100), "accept", 3000)
+            else:
+                record_choice(store, session, q, rng.choice(q.labels), rng.randint(500, 9000))
+        scores = {m.id: rng.randint(1, 5) for m in [task.familiarity, *task.metrics]}
+        record_item_rating(store, session, task, 0, items[e % 2].id, scores, "", 4000, items)
+        finish_rating(store, session, task)
+        store.complete_session(session.session_id)
+        ids.append(session.session_id)
+    return ids
+
+
+def results_app(h: Harness, *, secret: str | None = "pw", **secrets: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if secret is not None:
+        at.secrets["results_password"] = secret
+    for k, v in secrets.items():
+        at.secrets[k] = v
+    at.run()
+    return at.switch_page("pages/results.py").run()
+
+
+def unlock(at: AppTest, password: str = "pw") -> AppTest:
+    at.text_input(key="results_password_input").input(password)
+    button(at, "Unlock").click().run()
+    assert not at.exception
+    return at
+
+
+@pytest.fixture(autouse=True)
+def no_env_password(monkeypatch):
+    monkeypatch.delenv("EVALKIT_RESULTS_PASSWORD", raising=False)
+    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)  # the failure delay is observed, not waited for
+
+
+def test_locked_without_the_password(harness: Harness) -> None:
+    fill(harness, 2)
+    at = results_app(harness)
+    assert not at.exception
+    assert at.text_input(key="results_password_input").proto.type == 1  # PASSWORD: typed characters hidden
+    assert not at.subheader and not at.dataframe and not at.get("download_button")
+    assert "Eval 0" not in texts(at)
+
+
+def test_wrong_password_is_refused_and_slowed_down(harness: Harness, monkeypatch) -> None:
+    fill(harness, 2)
+    delays: list[float] = []
+    monkeypatch.setattr(ui, "_sleep", delays.append)
+    at = results_app(harness)
+    for _ in range(3):
+        unlock(at, "guess")
+        assert "Wrong password" in texts(at)
+        assert not at.subheader and not at.dataframe
+        assert at.text_input(key="results_password_input").value == ""  # what was typed is not kept
+    assert delays == [0.5, 1.0]  # no wait before the first try, then longer and longer
+    # a new browser session does not reset the delay (the throttle is per process)
+    other = results_app(harness)
+    unlock(other, "guess again")
+    assert delays == [0.5, 1.0, 2.0]
+    unlock(other, "pw")
+    assert other.subheader  # the right password still works
+
+
+def test_no_password_configured_shows_nothing(harness: Harness) -> None:
+    fill(harness, 2)
+    at = results_app(harness, secret=None, unrelated="x")
+    assert not at.exception
+    assert "no password is configured" in at.error[0].value
+    assert not at.text_input and not at.dataframe
+
+
+def test_password_from_the_environment(harness: Harness, monkeypatch) -> None:
+    fill(harness, 2)
+    monkeypatch.setenv("EVALKIT_RESULTS_PASSWORD", "from-env")
+    at = results_app(harness, secret=None, unrelated="x")
+    unlock(at, "pw")
+    assert "Wrong password" in texts(at)
+    unlock(at, "from-env")
+    assert at.subheader
+
+
+def test_the_password_is_checked_again_on_every_run(harness: Harness) -> None:
+    fill(harness, 2)
+    at = unlock(results_app(harness))
+    assert at.subheader
+    at.secrets["results_password"] = "rotated"
+    at.run()
+    assert not at.subheader and at.text_input(key="results_password_input") is not None
+    button(unlock(at, "rotated"), "Lock this page").click().run()
+    assert not at.subheader
+
+
+def test_statistics_are_shown(harness: Harness) -> None:
+    fill(harness, 6)
+    at = unlock(results_app(harness))
+    heads = [s.value for s in at.subheader]
+    assert "Spot the human · which one is srcHumanQ7?" in heads
+    assert any(h.startswith("More natural") for h in heads)
+    assert "Bradley–Terry strengths over all pairs" in heads
+    assert "Rate an assessment · 6 rated items" in heads
+    metrics = {m.label: m.value for m in at.get("metric")}
+    assert metrics["Evaluators counted"] == "6" and metrics["Answers"] == "30"
+    assert len(at.get("vega_lite_chart")) >= 5
+    assert "Fleiss' kappa" in texts(at)
+
+
+def _status(h: Harness, sid: str) -> str:
+    return h.store.get_session(sid).status
+
+
+def test_exclude_include_trash_restore_and_delete(harness: Harness) -> None:
+    ids = fill(harness, 3)
+    at = unlock(results_app(harness))
+    at.selectbox(key="admin_session").select(ids[0]).run()
+    button(at, "Exclude from the results").click().run()
+    assert _status(harness, ids[0]) == "excluded"
+    assert {m.label: m.value for m in at.get("metric")}["Evaluators counted"] == "2"
+    button(at, "Include again").click().run()
+    assert _status(harness, ids[0]) == "completed"
+    button(at, "Move to trash").click().run()
+    assert _status(harness, ids[0]) == "trashed"
+    button(at, "Restore from trash").click().run()
+    assert _status(harness, ids[0]) == "completed"
+    assert button(at, "Delete permanently").disabled  # the confirmation step comes first
+    with pytest.raises(AppTestError, match="disabled"):
+        button(at, "Delete permanently").click().run()
+    assert harness.store.get_session(ids[0]) is not None
+    at.checkbox(key=f"confirm_delete_{ids[0]}").check().run()
+    button(at, "Delete permanently").click().run()
+    assert not at.exception
+    assert harness.store.get_session(ids[0]) is None
+    assert harness.store.answers(ids[0]) == [] and harness.store.ratings(ids[0]) == []
+    assert len(harness.store.answers()) == 10
+    log = harness.store.admin_log()
+    actions = [(e["action"], e["detail"].get("to")) for e in log if e["actor"] == "results page"]
+    assert actions == [("session_status", "excluded"), ("session_status", "completed"),
+                       ("session_status", "trashed"), ("session_status", "completed"), ("delete_session", None)]
+
+
+def test_study_controls_take_effect_for_evaluators(harness: Harness) -> None:
+    fill(harness, 1)
+    at = unlock(results_app(harness))
+    button(at, "Pause new evaluators").click().run()
+    assert harness.store.survey_state() == "paused"
+    assert "paused" in texts(harness.app())  # an evaluator opening the study now
+    button(at, "Resume: let new evaluators start").click().run()
+    assert harness.store.survey_state() == "open"
+    assert button(at, "End the study").disabled
+    at.checkbox(key="confirm_end").check().run()
+    button(at, "End the study").click().run()
+    assert harness.store.survey_state() == "ended"
+    assert "This study is complete" in texts(harness.app())
+    button(at, "Reopen the study").click().run()
+    assert harness.store.survey_state() == "open"
+    log = [(e["action"], e["detail"]["to"]) for e in harness.store.admin_log() if e["action"] == "setting"]
+    assert log == [("setting", "paused"), ("setting", "open"), ("setting", "ended"), ("setting", "open")]
+
+
+def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -> None:
+    ids = fill(harness, 4)
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def capture(self, path_or_data, mimetype, kind, filename=None):
+        if filename:
+            files[filename] = path_or_data if isinstance(path_or_data, bytes) else path_or_data.encode()
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    at = unlock(results_app(harness))
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert labels == ["Evaluations (CSV)", "Ratings (CSV)", "Main results (CSV)", "Download the LaTeX table"]
+    evaluations = pd.read_csv(io.BytesIO(files["evaluations.csv"]))
+    assert list(evaluations.columns[:11]) == ["evaluatorName", "sessionId", "task", "questionIndex", "response",
+                                              "reviewSource", "domain", "timeSpentMs", "leftSource", "rightSource",
+                                              "createdAt"]
+    assert len(evaluations) == 20 and set(evaluations["sessionId"]) == set(ids)
+    ratings = pd.read_csv(io.BytesIO(files["ratings.csv"]))
+    assert len(ratings) == 4 * 3 and set(ratings["metric"]) == {"familiarity", "specificity", "factuality"}
+    results = pd.read_csv(io.BytesIO(files["results.csv"]))
+    assert {"section", "label", "value", "low", "high", "p_value", "n"} <= set(results.columns)
+    latex = files["results.tex"].decode()
+    assert "\\toprule" in latex and "\\bottomrule" in latex
+    assert any(c.value.strip() == latex.strip() for c in at.code)  # the same table, shown to copy
+
+
+def test_results_page_is_not_linked_from_evaluator_screens(harness: Harness) -> None:
+    at = harness.app()
+    assert not at.page_link and "results" not in str(at._tree).lower().replace("results_password", "")
