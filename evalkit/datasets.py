@@ -112,7 +112,8 @@ def _parse_xml(path: Path) -> etree._Element:
     data = read_file_bytes(path, "file", DatasetError)
     if not data.strip():
         raise DatasetError(f"{path}: file is empty")
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True,
+                             remove_blank_text=True)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
@@ -146,27 +147,38 @@ def load_reviews(
     root = _parse_xml(path)
     out: list[Review] = []
     seen: set[str] = set()
-    for review in root.iterchildren("Review"):
-        rid = review.get("rid")
-        if rid is None or not rid.strip():
-            raise DatasetError(f"{path}, line {review.sourceline}: <Review> has no rid attribute")
-        if rid in seen:
-            raise DatasetError(f"{path}, line {review.sourceline}: rid {rid!r} is used by more than one review")
-        seen.add(rid)
-        sentences: list[str] = []
-        for node in review.iterfind("sentences/sentence/text"):
-            text = (node.text or "").strip()
-            if text:
-                sentences.append(text)
-                if len(sentences) == max_sentences:
-                    break
-        n = len(sentences)
-        if n < min_sentences:
+    # One pass over the <Review> and <text> elements in document order (lxml matches the tags in C): about
+    # twice as fast as querying each review's sentences separately, which matters for 100k-review files.
+    rid: str | None = None
+    sentences: list[str] = []
+    for element in root.iter("Review", "text"):
+        if element.tag == "text":
+            if rid is not None and len(sentences) < max_sentences:
+                text = (element.text or "").strip()
+                if text:
+                    sentences.append(text)
             continue
+        if rid is not None:
+            _keep(out, rid, sentences, source, domain, min_sentences, min_chars, max_chars)
+        rid = element.get("rid")
+        if rid is None or not rid.strip():
+            raise DatasetError(f"{path}, line {element.sourceline}: <Review> has no rid attribute")
+        if rid in seen:
+            raise DatasetError(f"{path}, line {element.sourceline}: rid {rid!r} is used by more than one review")
+        seen.add(rid)
+        sentences = []
+    if rid is not None:
+        _keep(out, rid, sentences, source, domain, min_sentences, min_chars, max_chars)
+    return out
+
+
+def _keep(out: list[Review], rid: str, sentences: list[str], source: str, domain: str, min_sentences: int,
+          min_chars: int, max_chars: int) -> None:
+    """Append the review to ``out`` if it passes the filters (sentences are already cut)."""
+    if len(sentences) >= min_sentences:
         text = " ".join(sentences)
         if min_chars <= len(text) <= max_chars:
-            out.append(Review(id=rid, source=source, domain=domain, text=text, n_sentences=n))
-    return out
+            out.append(Review(id=rid, source=source, domain=domain, text=text, n_sentences=len(sentences)))
 
 
 def dataset_files(directory: str | Path) -> dict[tuple[str, str], Path]:
