@@ -17,18 +17,11 @@ import logging
 
 import streamlit as st
 
-from ui import PAGES
+from ui import app_pages
 
 st.set_page_config(page_title="Survey", page_icon=":material/rate_review:", layout="wide")
 
-pages = [
-    st.Page(PAGES["consent"], title="Welcome", default=True),
-    st.Page(PAGES["triplet"], title="Survey", url_path="triplets"),
-    st.Page(PAGES["pairwise"], title="Survey", url_path="pairwise"),
-    st.Page(PAGES["rating"], title="Survey", url_path="rating"),
-    st.Page(PAGES["done"], title="Thank you", url_path="done"),
-    st.Page(PAGES["results"], title="Results", url_path="results"),  # linked from no evaluator screen
-]
+pages = app_pages()
 page = st.navigation(pages, position="hidden")
 try:
     page.run()

@@ -9,7 +9,7 @@ safely.
 
 from __future__ import annotations
 
-import json
+import gc
 import logging
 import os
 import threading
@@ -24,7 +24,7 @@ import streamlit as st
 from evalkit.config import ConfigError, LoadedStudy, open_study, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.sampling import PlanError, Question, plan
-from evalkit.storage import AnswerConflict, Session, Store, StoreError
+from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
 from evalkit.survey import Step, SurveyError, current_step
 
 log = logging.getLogger("evalkit.app")
@@ -43,31 +43,56 @@ TOKEN_PARAM = "s"
 # ----------------------------------------------------------------------------- cached resources
 
 
+@st.cache_resource(show_spinner=False)
+def app_pages() -> list[st.Page]:
+    """The app's pages, built once per process (building them resolves paths and costs a rerun ~1 ms)."""
+    return [
+        st.Page(PAGES["consent"], title="Welcome", default=True),
+        st.Page(PAGES["triplet"], title="Survey", url_path="triplets"),
+        st.Page(PAGES["pairwise"], title="Survey", url_path="pairwise"),
+        st.Page(PAGES["rating"], title="Survey", url_path="rating"),
+        st.Page(PAGES["done"], title="Thank you", url_path="done"),
+        st.Page(PAGES["results"], title="Results", url_path="results"),  # linked from no evaluator screen
+    ]
+
+
 @st.cache_resource(show_spinner="Loading the study...")
 def _load_study(config: str, database: str | None) -> LoadedStudy:
-    return open_study(config, database=database)
+    loaded = open_study(config, database=database)
+    gc.freeze()  # the pools live as long as the process: keep them out of every later garbage collection
+    return loaded
 
 
 @st.cache_resource(show_spinner=False)
-def _open_store(path: str, version: str, summary_json: str) -> Store:
+def _open_store(path: str, version: str, _loaded: LoadedStudy) -> Store:
     store = Store(path)
-    store.register_study(version, json.loads(summary_json))  # the database describes its own tasks
+    store.register_study(version, study_summary(_loaded.study))  # the database describes its own tasks
     return store
+
+
+@st.cache_resource(show_spinner=False, max_entries=20_000)
+def _plan(version: str, seed: int, _loaded: LoadedStudy) -> list[Question]:
+    """An evaluator's plan, computed once per process (it is a pure function of the study and the seed)."""
+    return plan(_loaded.study, _loaded.pools, seed)
 
 
 def load() -> tuple[LoadedStudy, Store]:
     """The study (parsed once per process) and its store; on a set-up error, a clear message and stop."""
     config = os.environ.get("EVALKIT_CONFIG", str(HERE / "config.toml"))
+    key = (config, os.environ.get("EVALKIT_DATABASE"))
+    held = st.session_state.get("_resources")
+    if held is not None and held[0] == key:  # this browser session already looked them up
+        return held[1], held[2]
     try:
-        loaded = _load_study(config, os.environ.get("EVALKIT_DATABASE"))
-        store = _open_store(str(loaded.study.database), loaded.version,
-                            json.dumps(study_summary(loaded.study), sort_keys=True))
+        loaded = _load_study(*key)
+        store = _open_store(str(loaded.study.database), loaded.version, loaded)
     except (ConfigError, DatasetError, StoreError, OSError) as exc:
         log.error("study set-up failed: %s", exc)
         st.error("The study is not set up correctly, so the survey cannot start. "
                  "Please tell the research team; the problem is:")
         st.code(str(exc), language=None, wrap_lines=True)
         st.stop()
+    st.session_state["_resources"] = (key, loaded, store)
     return loaded, store
 
 
@@ -85,15 +110,18 @@ def go(step: Step, session_id: str) -> None:
     st.switch_page(PAGES[step.kind], query_params={TOKEN_PARAM: session_id})
 
 
-def step_of(loaded: LoadedStudy, store: Store, session: Session) -> tuple[Step, list[Question]]:
-    """Where this session stands now (read from the database) and its plan."""
+def step_of(loaded: LoadedStudy, store: Store, session: Session,
+            progress: Progress | None = None) -> tuple[Step, list[Question]]:
+    """Where this session stands now (read from the database unless given) and its plan."""
     try:
-        questions = plan(loaded.study, loaded.pools, session.seed)
+        questions = _plan(loaded.version, session.seed, loaded)
     except PlanError as exc:  # the data changed under a running study
         log.error("plan failed for a session: %s", exc)
         st.error("This study cannot show your questions right now. Please tell the research team.")
         st.stop()
-    return current_step(loaded.study, questions, store.progress(session.session_id)), questions
+    if progress is None:
+        progress = store.progress(session.session_id)
+    return current_step(loaded.study, questions, progress), questions
 
 
 def ended_notice() -> None:
@@ -120,14 +148,14 @@ class Context:
 def enter(kind: str) -> Context:
     """Guard of every screen after consent: valid session, study not ended, right screen for the step."""
     loaded, store = load()
-    if store.survey_state() == "ended":
+    state, session, progress = store.snapshot(token())  # one read transaction per page run
+    if state == "ended":
         ended_notice()
         st.stop()
-    session = store.get_session(token())
     if session is None:
         unknown_session_notice()
         st.stop()
-    step, _ = step_of(loaded, store, session)
+    step, _ = step_of(loaded, store, session, progress)
     if step.kind != kind:
         go(step, session.session_id)
     return Context(loaded, store, session, step)

@@ -572,6 +572,8 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
     study = load_study(path, database=database)
     pools = load_pools(study.datasets, **study.pool.as_kwargs())
     check_pools(study, pools)
+    for source, domain in pools:  # build the length indexes now, not during an evaluator's first click
+        pools.index(source, domain)
     items: dict[str, list[RatingItem]] = {}
     for task in study.tasks:
         if isinstance(task, RatingTask):

@@ -553,24 +553,44 @@ class Store:
             except sqlite3.IntegrityError as exc:
                 raise UnknownSession(f"no session with token {session_id!r}") from exc
 
+    def snapshot(self, session_id: object) -> tuple[str, Session | None, Progress | None]:
+        """Survey state, the session and its progress, in one read transaction (one per page run)."""
+        with self._conn() as conn:
+            conn.execute("BEGIN")
+            try:
+                row = conn.execute("SELECT value FROM settings WHERE key = 'survey_state'").fetchone()
+                state = row[0] if row and row[0] in SURVEY_STATES else "open"
+                session = None
+                if is_valid_token(session_id):
+                    found = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+                    session = Session.from_row(found) if found else None
+                progress = self._progress(conn, session.session_id) if session else None
+            finally:
+                conn.rollback()
+        return state, session, progress
+
     def progress(self, session_id: str) -> Progress:
         """Everything the flow needs to know where this session stands, read in one snapshot."""
         with self._conn() as conn:
             conn.execute("BEGIN")
             try:
-                answered: dict[str, set[int]] = {}
-                for task, index in conn.execute(
-                        "SELECT task, question_index FROM evaluations WHERE session_id = ?", (session_id,)):
-                    answered.setdefault(task, set()).add(index)
-                rated: dict[str, dict[int, str]] = {}
-                for task, index, item in conn.execute(
-                        "SELECT DISTINCT task, question_index, item_id FROM ratings WHERE session_id = ?",
-                        (session_id,)):
-                    rated.setdefault(task, {})[index] = item
-                finished = {r[0] for r in conn.execute("SELECT task FROM task_status WHERE session_id = ?",
-                                                       (session_id,))}
+                return self._progress(conn, session_id)
             finally:
                 conn.rollback()
+
+    @staticmethod
+    def _progress(conn: sqlite3.Connection, session_id: str) -> Progress:
+        answered: dict[str, set[int]] = {}
+        for task, index in conn.execute(
+                "SELECT task, question_index FROM evaluations WHERE session_id = ?", (session_id,)):
+            answered.setdefault(task, set()).add(index)
+        rated: dict[str, dict[int, str]] = {}
+        for task, index, item in conn.execute(
+                "SELECT DISTINCT task, question_index, item_id FROM ratings WHERE session_id = ?",
+                (session_id,)):
+            rated.setdefault(task, {})[index] = item
+        finished = {r[0] for r in conn.execute("SELECT task FROM task_status WHERE session_id = ?",
+                                               (session_id,))}
         return Progress(answered=answered, rated=rated, finished=finished)
 
     # ------------------------------------------------------------------ settings and admin log
