@@ -206,7 +206,7 @@ class PairwiseResult:
     slider: pd.DataFrame  # pair, favoured (positive = this source better), mean, low, high, sd, n, draws
     power: pd.DataFrame  # pair, source, rate, n, needed_total, further
     bradley_terry: pd.DataFrame  # source, log_strength
-    records: list[tuple[str, str, str]]
+    records: pd.DataFrame  # a, b, outcome ("a" / "b" / "tie"): the comparisons Bradley–Terry is fitted on
     n_answers: int
 
 
@@ -216,7 +216,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     rows = ev[ev["task"] == task["id"]]
     out = _pair_outcomes(rows)
     win_rows, slider_rows, power_rows = [], [], []
-    records: list[tuple[str, str, str]] = []
+    records = pd.DataFrame(columns=["a", "b", "outcome"])
     if len(out):
         a_side = out["left"].where(out["left"] <= out["right"], out["right"])
         b_side = out["right"].where(out["left"] <= out["right"], out["left"])
@@ -251,8 +251,8 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
                                     "positive_draws": int((zero & (sl["button"] == "accept")).sum()),
                                     "negative_draws": int((zero & (sl["button"] == "reject")).sum())})
         outcome = np.where(frame["side"] == "left", "a", np.where(frame["side"] == "right", "b", "tie"))
-        records = list(zip(frame["left"], frame["right"], outcome, strict=True))
-    bt = stats.bradley_terry(records) if records else {}
+        records = pd.DataFrame({"a": frame["left"].to_numpy(), "b": frame["right"].to_numpy(), "outcome": outcome})
+    bt = stats.bradley_terry(records) if len(records) else {}
     return PairwiseResult(
         task=task["id"], title=task.get("title", task["id"]), response=task.get("response", "choice"),
         win_rates=pd.DataFrame(win_rows, columns=["pair", "source", "wins", "ties", "n", "rate", "low", "high",
@@ -412,7 +412,7 @@ def analyse(frames: Frames, options: Options | None = None) -> Report:
     tasks = tasks_of(frames)
     triplets = [triplet_results(ev, t, options.confidence) for t in tasks if t["kind"] == "triplet"]
     pairwise = [pairwise_results(ev, t, options.confidence) for t in tasks if t["kind"] == "pairwise"]
-    all_records = [r for p in pairwise for r in p.records]
+    all_records = pd.concat([p.records for p in pairwise], ignore_index=True) if pairwise else pd.DataFrame()
     rating = [rating_results(rt, t, options.confidence, options.familiarity_weighted)
               for t in tasks if t["kind"] == "rating"]
     titles = [s.get("title", "") for s in frames.studies.values()]
@@ -421,7 +421,7 @@ def analyse(frames: Frames, options: Options | None = None) -> Report:
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
         n_answers=len(ev), n_ratings=int(rt.drop_duplicates(["session_id", "task", "question_index"]).shape[0]),
         triplets=triplets, pairwise=pairwise,
-        bradley_terry_all=_bt_frame(stats.bradley_terry(all_records)) if all_records else _bt_frame({}),
+        bradley_terry_all=_bt_frame(stats.bradley_terry(all_records)) if len(all_records) else _bt_frame({}),
         ratings=rating, quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings,
                                                 options.fast_ms),
         answers=answers, title=titles[-1] if titles else "",

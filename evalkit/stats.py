@@ -267,35 +267,57 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
 # ----------------------------------------------------------------------------- Bradley–Terry
 
 
-def win_matrix(records: Iterable[tuple[str, str, str]], ties: str = "half") -> tuple[list[str], np.ndarray]:
-    """Items and the matrix W with W[i, j] = wins of item i over item j (ties as configured)."""
+def _columns(records: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(item_a, item_b, outcome) as three arrays, from records or from columns (arrays, Series, a DataFrame)."""
+    if hasattr(records, "columns") and hasattr(records, "iloc"):  # a DataFrame: its first three columns
+        return tuple(np.asarray(records.iloc[:, k], dtype=object) for k in range(3))  # type: ignore[return-value]
+    if isinstance(records, tuple) and len(records) == 3 and all(hasattr(c, "__array__") for c in records):
+        a, b, o = (np.asarray(c, dtype=object) for c in records)
+        if not len(a) == len(b) == len(o):
+            raise ValueError("the three columns must have the same length")
+        return a, b, o
+    rows = list(records)
+    for rec in rows:
+        if len(rec) != 3:
+            raise ValueError(f"a record is (item_a, item_b, outcome), got {rec!r}")
+        break
+    if not rows:
+        empty = np.array([], dtype=object)
+        return empty, empty, empty
+    a, b, o = zip(*rows, strict=True)
+    return np.array(a, dtype=object), np.array(b, dtype=object), np.array(o, dtype=object)
+
+
+def win_matrix(records: Any, ties: str = "half") -> tuple[list[str], np.ndarray]:
+    """Items and the matrix W with W[i, j] = wins of item i over item j (ties as configured).
+
+    ``records`` is an iterable of ``(item_a, item_b, outcome)`` or, for speed on
+    millions of comparisons, three columns (arrays or a DataFrame). Vectorised:
+    the cost is a few passes over the columns in NumPy.
+    """
     if ties not in ("half", "drop"):
         raise ValueError(f"ties must be 'half' or 'drop', got {ties!r}")
-    a_items, b_items, outcomes = [], [], []
-    for rec in records:
-        a, b, outcome = rec
-        if outcome not in ("a", "b", "tie"):
-            raise ValueError(f"outcome must be 'a', 'b' or 'tie', got {outcome!r}")
-        if a == b:
-            raise ValueError(f"an item cannot be compared with itself: {a!r}")
-        a_items.append(a)
-        b_items.append(b)
-        outcomes.append(outcome)
-    items = sorted(set(a_items) | set(b_items), key=str)
-    index = {item: k for k, item in enumerate(items)}
-    w = np.zeros((len(items), len(items)))
-    if not items:
-        return items, w
-    ia = np.array([index[a] for a in a_items])
-    ib = np.array([index[b] for b in b_items])
-    out = np.array(outcomes)
-    np.add.at(w, (ia[out == "a"], ib[out == "a"]), 1.0)
-    np.add.at(w, (ib[out == "b"], ia[out == "b"]), 1.0)
+    a, b, out = _columns(records)
+    bad = ~np.isin(out, ["a", "b", "tie"])
+    if bad.any():
+        raise ValueError(f"outcome must be 'a', 'b' or 'tie', got {out[bad][0]!r}")
+    if len(a) == 0:
+        return [], np.zeros((0, 0))
+    items_arr, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
+    ia, ib = codes[: len(a)], codes[len(a):]
+    same = ia == ib
+    if same.any():
+        raise ValueError(f"an item cannot be compared with itself: {a[same][0]!r}")
+    k = len(items_arr)
+    w = np.zeros(k * k)
+    win_a, win_b = out == "a", out == "b"
+    w += np.bincount(ia[win_a] * k + ib[win_a], minlength=k * k)
+    w += np.bincount(ib[win_b] * k + ia[win_b], minlength=k * k)
     if ties == "half":
         tie = out == "tie"
-        np.add.at(w, (ia[tie], ib[tie]), 0.5)
-        np.add.at(w, (ib[tie], ia[tie]), 0.5)
-    return items, w
+        w += 0.5 * np.bincount(ia[tie] * k + ib[tie], minlength=k * k)
+        w += 0.5 * np.bincount(ib[tie] * k + ia[tie], minlength=k * k)
+    return [str(x) for x in items_arr], w.reshape(k, k)
 
 
 def _fit_bt(w: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.ndarray:
@@ -313,7 +335,7 @@ def _fit_bt(w: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.nd
     return p
 
 
-def bradley_terry(records: Iterable[tuple[str, str, str]], ties: str = "half") -> dict[str, float]:
+def bradley_terry(records: Any, ties: str = "half") -> dict[str, float]:
     """Maximum-likelihood Bradley–Terry log-strengths, centred to mean 0 over the finite ones.
 
     ``records`` are ``(item_a, item_b, outcome)`` with outcome ``"a"``, ``"b"``
@@ -322,7 +344,8 @@ def bradley_terry(records: Iterable[tuple[str, str, str]], ties: str = "half") -
     log-strength ``-inf``; an item that never loses has ``+inf``; either is set
     aside and the rest are fitted among themselves (repeatedly, as setting one
     aside can leave another without a win). The fit works on the aggregated win
-    matrix, so its cost does not depend on the number of records.
+    matrix, so its cost does not depend on the number of records. ``records``
+    may also be three columns (arrays or a DataFrame), see :func:`win_matrix`.
     """
     items, w = win_matrix(records, ties)
     out: dict[str, float] = {}

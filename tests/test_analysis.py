@@ -107,10 +107,11 @@ def test_pairwise_choice_by_hand() -> None:
     assert w.loc[("x vs y", "y"), "wins"] == 1
     assert w.loc[("x vs y", "x"), "p_value"] == pytest.approx(sst.binomtest(3, 4).pvalue)
     assert w.loc[("x vs z", "x"), "rate"] == 1.0
-    assert sorted(res.records) == sorted([("x", "y", "a"), ("y", "x", "b"), ("x", "y", "b"), ("x", "z", "a"),
-                                          ("x", "y", "a")])
+    records = list(res.records.itertuples(index=False, name=None))
+    assert sorted(records) == sorted([("x", "y", "a"), ("y", "x", "b"), ("x", "y", "b"), ("x", "z", "a"),
+                                      ("x", "y", "a")])
     bt = res.bradley_terry.set_index("source")["log_strength"]
-    assert bt.to_dict() == stats.bradley_terry(res.records)
+    assert bt.to_dict() == stats.bradley_terry(records)
     assert bt["z"] == -math.inf  # z never wins
     p = res.power.set_index("pair")
     assert p.loc["x vs y", "needed_total"] == stats.sample_size_two_proportions(0.75, 0.5)
@@ -138,8 +139,8 @@ def test_pairwise_slider_by_hand() -> None:
     assert (s["positive_draws"], s["negative_draws"]) == (1, 1)
     w = res.win_rates.set_index("source")
     assert w.loc["x", "wins"] == 2 and w.loc["x", "ties"] == 2 and w.loc["x", "n"] == 3
-    assert sorted(res.records) == sorted([("x", "y", "a"), ("x", "y", "b"), ("y", "x", "b"), ("x", "y", "tie"),
-                                          ("y", "x", "tie")])
+    assert sorted(res.records.itertuples(index=False, name=None)) == sorted(
+        [("x", "y", "a"), ("x", "y", "b"), ("y", "x", "b"), ("x", "y", "tie"), ("y", "x", "tie")])
 
 
 def rating_frame() -> pd.DataFrame:
@@ -218,7 +219,7 @@ def test_analyse_counts_only_included_sessions() -> None:
     done = analyse(frames, Options(completed_only=True))
     assert done.triplets[0].selection["n"].iloc[0] == 4  # e1 and e3 only
     assert report.bradley_terry_all.set_index("source")["log_strength"].to_dict() == stats.bradley_terry(
-        report.pairwise[0].records)
+        list(report.pairwise[0].records.itertuples(index=False, name=None)))
 
 
 def test_exports_main_table_latex_and_markdown() -> None:

@@ -316,3 +316,15 @@ def test_bradley_terry_recovers_known_strengths() -> None:
     bt = bradley_terry(records)
     for k in names:
         assert bt[k] == pytest.approx(true[k] - np.mean(list(true.values())), abs=0.06)
+
+
+def test_bradley_terry_accepts_columns() -> None:
+    import pandas as pd
+
+    records = [*citations_records(), ("Loser", "JASA", "b"), ("JASA", "JRSS-B", "tie")]
+    a, b, o = (np.array(col, dtype=object) for col in zip(*records, strict=True))
+    expected = bradley_terry(records)
+    assert bradley_terry((a, b, o)) == pytest.approx(expected)
+    assert bradley_terry(pd.DataFrame({"x": a, "y": b, "z": o})) == pytest.approx(expected)
+    with pytest.raises(ValueError):
+        bradley_terry((a, b[:-1], o))

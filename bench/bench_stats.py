@@ -1,0 +1,142 @@
+"""Benchmark 6: the full analysis on 1,000,000 evaluation rows (20,000 sessions) plus 200,000 rating rows;
+a refresh with no new answers; Bradley–Terry over 10 sources and 1,000,000 comparisons.
+
+    python bench/bench_stats.py [--sessions 20000] [--answers 50] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+from common import HEADER, fmt_s, row
+
+from evalkit import stats
+from evalkit.analysis import Options, analyse, load_frames
+from evalkit.storage import Store, now_iso
+
+SOURCES = ["real", "cera", "heuristic"]
+DOMAINS = ["laptop", "restaurant", "hotel"]
+SUMMARY = {"title": "bench", "tasks": [
+    {"id": "turing", "kind": "triplet", "title": "Spot", "sources": SOURCES, "target": "real",
+     "selection": "per-evaluator"},
+    {"id": "pairwise", "kind": "pairwise", "title": "Natural", "response": "choice"},
+    {"id": "novelty", "kind": "rating", "title": "Rate", "familiarity": True,
+     "metrics": [{"id": m, "label": m, "scale": 5} for m in ("specificity", "relevance", "factuality", "rating")]},
+]}
+
+
+def build(path: Path, sessions: int, answers: int) -> None:
+    """A database with sessions x answers evaluation rows (half triplets, half pairs) and 10 rating rows each."""
+    Store(path, synchronous="NORMAL").close()
+    rng = random.Random(7)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("BEGIN")
+    now = now_iso()
+    ids = [uuid.uuid4().hex for _ in range(sessions)]
+    conn.executemany("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(sid, f"e{k}", "", k, "v", now, now if k % 5 else None, "", "completed" if k % 5 else "active",
+                       None, "{}") for k, sid in enumerate(ids)])
+    half = answers // 2
+
+    def evaluations():
+        for sid in ids:
+            for i in range(half):
+                picked = rng.choices(SOURCES, weights=(5, 3, 2))[0]
+                yield (sid, "turing", "triplet", i, i % 5, "ABC"[rng.randrange(3)], picked, DOMAINS[i % 3],
+                       rng.randint(800, 30000), None, None, '["real","cera","heuristic"]', '["x","y","z"]', 1, "{}",
+                       now)
+            for i in range(answers - half):
+                left, right = rng.sample(SOURCES, 2)
+                choice = "A" if rng.random() < 0.55 else "B"
+                yield (sid, "pairwise", "pairwise", i, i % 5, choice, left if choice == "A" else right,
+                       DOMAINS[i % 3], rng.randint(800, 30000), left, right, "[]", "[]", 1, "{}", now)
+
+    conn.executemany("INSERT INTO evaluations (session_id, task, kind, question_index, slot, response, review_source,"
+                     " domain, time_spent_ms, left_source, right_source, sources, item_ids, matched, detail,"
+                     " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", evaluations())
+
+    def ratings():
+        for sid in ids:
+            for q in range(2):
+                item = f"p{rng.randrange(40)}"
+                for metric in ("familiarity", "specificity", "relevance", "factuality", "rating"):
+                    yield (sid, "novelty", q, item, metric, rng.randint(1, 5), "", 5000, now)
+
+    conn.executemany("INSERT INTO ratings (session_id, task, question_index, item_id, metric, score, comment,"
+                     " time_spent_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", ratings())
+    conn.execute("INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)",
+                 ("study:v", json.dumps(SUMMARY), now))
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, default=20_000)
+    ap.add_argument("--answers", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.sqlite"
+        t0 = time.perf_counter()
+        build(path, args.sessions, args.answers)
+        built = time.perf_counter() - t0
+        store = Store(path)
+        n_ev = store_count = len(store.table("sessions"))
+        load_t, analyse_t = [], []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            frames = load_frames(store)
+            t1 = time.perf_counter()
+            report = analyse(frames, Options())
+            t2 = time.perf_counter()
+            load_t.append(t1 - t0)
+            analyse_t.append(t2 - t1)
+        n_ev = len(frames.evaluations)
+        cold = [a + b for a, b in zip(load_t, analyse_t, strict=True)]
+        # a refresh with no new answers: the page asks for the data version and finds the cached report
+        cache = {store.data_version(): report}
+        refresh = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            hit = cache.get(store.data_version())
+            refresh.append(time.perf_counter() - t0)
+        assert hit is report
+        rng = np.random.default_rng(1)
+        names = [f"system{k}" for k in range(10)]
+        a = rng.integers(0, 10, 1_000_000)
+        b = (a + rng.integers(1, 10, 1_000_000)) % 10
+        outcome = np.where(rng.random(1_000_000) < 0.5 + 0.04 * (a - b) / 10, "a", "b")
+        records = (np.array(names)[a], np.array(names)[b], outcome)
+        bt = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            stats.bradley_terry(records)
+            bt.append(time.perf_counter() - t0)
+        med = sorted(cold)[len(cold) // 2]
+        print(f"## Statistics: {n_ev:,} evaluation rows from {store_count:,} sessions, "
+              f"{len(frames.ratings):,} rating rows (database built in {built:.0f} s)\n")
+        print(HEADER)
+        print(row("read the tables (load_frames)", fmt_s(sorted(load_t)[len(load_t) // 2])))
+        print(row("compute every result table (analyse)", fmt_s(sorted(analyse_t)[len(analyse_t) // 2])))
+        print(row("full analysis, cold (read + compute)", fmt_s(med), "", "", "<= 3 s", med <= 3))
+        r = sorted(refresh)[len(refresh) // 2]
+        print(row("refresh with no new answers (data_version + cached report)", fmt_s(r), "", "", "<= 50 ms",
+                  r <= 0.05))
+        b_med = sorted(bt)[len(bt) // 2]
+        print(row("Bradley–Terry, 10 sources, 1,000,000 comparisons", fmt_s(b_med), "", "", "<= 0.5 s",
+                  b_med <= 0.5))
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
