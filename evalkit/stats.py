@@ -19,6 +19,7 @@ from typing import Any
 
 import krippendorff as _krippendorff
 import numpy as np
+import pandas as pd
 from scipy import stats as _st
 
 __all__ = [
@@ -270,9 +271,9 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
 def _columns(records: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(item_a, item_b, outcome) as three arrays, from records or from columns (arrays, Series, a DataFrame)."""
     if hasattr(records, "columns") and hasattr(records, "iloc"):  # a DataFrame: its first three columns
-        return tuple(np.asarray(records.iloc[:, k], dtype=object) for k in range(3))  # type: ignore[return-value]
+        return tuple(records.iloc[:, k].to_numpy() for k in range(3))  # type: ignore[return-value]
     if isinstance(records, tuple) and len(records) == 3 and all(hasattr(c, "__array__") for c in records):
-        a, b, o = (np.asarray(c, dtype=object) for c in records)
+        a, b, o = (np.asarray(c) for c in records)
         if not len(a) == len(b) == len(o):
             raise ValueError("the three columns must have the same length")
         return a, b, o
@@ -298,23 +299,31 @@ def win_matrix(records: Any, ties: str = "half") -> tuple[list[str], np.ndarray]
     if ties not in ("half", "drop"):
         raise ValueError(f"ties must be 'half' or 'drop', got {ties!r}")
     a, b, out = _columns(records)
-    bad = ~np.isin(out, ["a", "b", "tie"])
-    if bad.any():
-        raise ValueError(f"outcome must be 'a', 'b' or 'tie', got {out[bad][0]!r}")
+    outcome_codes, outcome_names = pd.factorize(out)  # hash-based: linear in the number of records
+    bad = [o for o in outcome_names if o not in ("a", "b", "tie")]
+    if bad:
+        raise ValueError(f"outcome must be 'a', 'b' or 'tie', got {bad[0]!r}")
     if len(a) == 0:
         return [], np.zeros((0, 0))
-    items_arr, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
+    codes, uniques = pd.factorize(np.concatenate([a, b]))
+    names = np.array([str(u) for u in uniques])
+    order = np.argsort(names, kind="stable")  # items in sorted order, as before
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    codes = rank[codes]
+    items_arr = names[order]
     ia, ib = codes[: len(a)], codes[len(a):]
     same = ia == ib
     if same.any():
         raise ValueError(f"an item cannot be compared with itself: {a[same][0]!r}")
     k = len(items_arr)
     w = np.zeros(k * k)
-    win_a, win_b = out == "a", out == "b"
+    code_of = {str(name): c for c, name in enumerate(outcome_names)}
+    win_a, win_b = outcome_codes == code_of.get("a", -2), outcome_codes == code_of.get("b", -2)
     w += np.bincount(ia[win_a] * k + ib[win_a], minlength=k * k)
     w += np.bincount(ib[win_b] * k + ia[win_b], minlength=k * k)
     if ties == "half":
-        tie = out == "tie"
+        tie = outcome_codes == code_of.get("tie", -2)
         w += 0.5 * np.bincount(ia[tie] * k + ib[tie], minlength=k * k)
         w += 0.5 * np.bincount(ib[tie] * k + ia[tie], minlength=k * k)
     return [str(x) for x in items_arr], w.reshape(k, k)
