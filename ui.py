@@ -43,9 +43,9 @@ TOKEN_PARAM = "s"
 # ----------------------------------------------------------------------------- cached resources
 
 
-@st.cache_resource(show_spinner=False)
 def app_pages() -> list[st.Page]:
-    """The app's pages, built once per process (building them resolves paths and costs a rerun ~1 ms)."""
+    """The app's pages. Built on every run: a Page object carries per-run state ("may be called once"),
+    so one shared between sessions breaks under concurrent evaluators (seen in bench_concurrency.py)."""
     return [
         st.Page(PAGES["consent"], title="Welcome", default=True),
         st.Page(PAGES["triplet"], title="Survey", url_path="triplets"),

@@ -1,0 +1,180 @@
+"""A minimal client of Streamlit's websocket protocol that walks an evalkit survey like an evaluator.
+
+It speaks the same protobuf messages as the browser (BackMsg.rerun_script with widget states, ForwardMsg
+deltas), so a server can be loaded with dozens of evaluators from one process without dozens of browsers.
+Used by bench_concurrency.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+WIDGETS = ("button", "checkbox", "text_input", "radio", "selectbox", "slider", "text_area")
+
+
+@dataclass
+class Widget:
+    kind: str
+    id: str
+    label: str
+    proto: Any
+
+
+@dataclass
+class Evaluator:
+    """One simulated evaluator; ``latencies`` collects click-to-next-screen times in seconds."""
+
+    base_url: str
+    name: str
+    think: tuple[float, float] = (0.0, 0.0)
+    rng: random.Random = field(default_factory=random.Random)
+    latencies: list[float] = field(default_factory=list)
+    query: str = ""
+    page_hash: str = ""
+    widgets: list[Widget] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    sticky: dict[str, Any] = field(default_factory=dict)  # values of widgets outside forms, resent every run
+    ws: Any = None
+
+    # ------------------------------------------------------------------ protocol
+
+    async def _send(self, states: list[Any]) -> None:
+        msg = BackMsg()
+        cs = msg.rerun_script
+        cs.query_string = self.query
+        cs.page_script_hash = self.page_hash
+        sent = {st.id for st in states}
+        for st in [*states, *(v for k, v in self.sticky.items() if k not in sent)]:
+            cs.widget_states.widgets.append(st)
+        await self.ws.send(msg.SerializeToString())
+
+    async def _settle(self, timeout: float = 60.0) -> None:
+        """Read messages until a run finishes successfully (page switches rerun on their own)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), max(0.1, deadline - time.monotonic()))
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "new_session":
+                self.widgets, self.texts = [], []
+                if fm.new_session.page_script_hash:
+                    self.page_hash = fm.new_session.page_script_hash
+            elif kind == "page_info_changed":
+                self.query = fm.page_info_changed.query_string
+            elif kind == "navigation":
+                if fm.navigation.page_script_hash:
+                    self.page_hash = fm.navigation.page_script_hash
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                element = fm.delta.new_element
+                etype = element.WhichOneof("type")
+                if etype in WIDGETS:
+                    proto = getattr(element, etype)
+                    self.widgets = [w for w in self.widgets if w.id != proto.id] + [
+                        Widget(etype, proto.id, proto.label, proto)]
+                elif etype in ("text", "markdown", "heading", "alert", "code"):
+                    self.texts.append(str(getattr(element, etype)))
+            elif kind == "script_finished":
+                status = fm.script_finished
+                if status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
+                    return
+                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    raise RuntimeError("the app failed to compile")
+
+    async def act(self, states: list[Any], *, measure: bool = True) -> None:
+        """Send one rerun (a click) and wait for the next screen; record the latency."""
+        t0 = time.perf_counter()
+        await self._send(states)
+        await self._settle()
+        if measure:
+            self.latencies.append(time.perf_counter() - t0)
+
+    # ------------------------------------------------------------------ widgets
+
+    def find(self, kind: str, label: str | None = None) -> Widget | None:
+        for w in self.widgets:
+            if w.kind == kind and (label is None or w.label == label):
+                return w
+        return None
+
+    @staticmethod
+    def state(widget: Widget, **value: Any) -> Any:
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        ws = WidgetState(id=widget.id)
+        for key, v in value.items():
+            if key == "double_array_value":
+                ws.double_array_value.data.extend(v)
+            else:
+                setattr(ws, key, v)
+        return ws
+
+    async def think_time(self) -> None:
+        low, high = self.think
+        if high > 0:
+            await asyncio.sleep(self.rng.uniform(low, high))
+
+    async def click(self, label: str, *others: Any) -> None:
+        button = self.find("button", label)
+        if button is None:
+            raise RuntimeError(f"{self.name}: no button {label!r} on screen; texts: {self.texts[:5]}")
+        await self.think_time()
+        await self.act([*others, self.state(button, trigger_value=True)])
+
+    # ------------------------------------------------------------------ the survey
+
+    async def run(self) -> str:
+        """Consent, every question, one rating, done. Returns the session token."""
+        ws_url = self.base_url.replace("http", "ws", 1) + "/_stcore/stream"
+        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
+                                      open_timeout=60, ping_interval=None) as ws:
+            self.ws = ws
+            await self.act([], measure=False)
+            agree = self.find("checkbox")
+            name = self.find("text_input")
+            if agree is None or name is None:
+                raise RuntimeError(f"{self.name}: no consent form; widgets {[(w.kind, w.label) for w in self.widgets]},"
+                                   f" texts {self.texts[:4]}")
+            await self.click("Start the study", self.state(agree, bool_value=True),
+                             self.state(name, string_value=self.name))
+            for _ in range(200):
+                if self.find("button", "Begin"):
+                    await self.click("Begin")
+                    continue
+                choice = self.find("radio")
+                if self.find("button", "Next") and choice is not None:
+                    pick = self.rng.choice(list(choice.proto.options))
+                    await self.click("Next", self.state(choice, string_value=pick))
+                    continue
+                slider = self.find("slider")
+                if slider is not None and self.find("button", "Accept: both are acceptable"):
+                    await self.click("Accept: both are acceptable",
+                                     self.state(slider, double_array_value=[self.rng.randint(-100, 100)]))
+                    continue
+                item = self.find("selectbox", "Paper")
+                save = self.find("button", "Save and finish")
+                if item is not None and save is None:
+                    await self.think_time()
+                    chosen = self.state(item, string_value=self.rng.choice(list(item.proto.options)))
+                    self.sticky[item.id] = chosen
+                    await self.act([chosen])
+                    continue
+                if save is not None:
+                    scores = [self.state(w, string_value=w.proto.options[self.rng.randrange(len(w.proto.options))])
+                              for w in self.widgets if w.kind == "radio"]
+                    await self.click("Save and finish", *scores)
+                    continue
+                if any("Thank you" in t for t in self.texts):
+                    token = self.query.split("s=")[1].split("&")[0]
+                    return token
+                raise RuntimeError(f"{self.name}: stuck; widgets {[(w.kind, w.label) for w in self.widgets]}, "
+                                   f"texts {self.texts[:4]}")
+        raise RuntimeError(f"{self.name}: did not finish")
