@@ -221,3 +221,12 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
 def test_results_page_is_not_linked_from_evaluator_screens(harness: Harness) -> None:
     at = harness.app()
     assert not at.page_link and "results" not in str(at._tree).lower().replace("results_password", "")
+
+
+def test_results_page_before_any_answer(harness: Harness) -> None:
+    at = unlock(results_app(harness))
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.get("metric")}
+    assert metrics["Evaluators counted"] == "0" and metrics["Answers"] == "0"
+    assert "No evaluator has started yet." in texts(at)
+    assert any("\\toprule" in c.value for c in at.code)  # the LaTeX table still renders (with no rows)
