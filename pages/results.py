@@ -176,7 +176,11 @@ def show_overview(report: Report) -> None:
                                      **{"95% CI": [fmt_ci(a, b, pct=False) for a, b in zip(s["low"], s["high"],
                                                                                            strict=True)]})[
                 ["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]], hide_index=True)
-        power = p.power.assign(rate=p.power["rate"].map(fmt_pct))
+        def count(v: object) -> str:
+            return "–" if v is None or v != v else f"{int(v):,}"  # v != v: NaN
+
+        power = p.power.assign(rate=p.power["rate"].map(fmt_pct), needed_total=p.power["needed_total"].map(count),
+                               further=p.power["further"].map(count))
         right.markdown("**Power**: judgments needed per comparison (alpha .05, power .8) at the current effect")
         right.dataframe(power, hide_index=True)
     if report.pairwise:
