@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,6 @@ __all__ = [
     "load_rating_items",
     "load_reviews",
     "parse_dataset_name",
-    "pool_sizes",
 ]
 
 DEFAULT_FILTERS: dict[str, int] = {"max_sentences": 4, "min_sentences": 2, "min_chars": 120, "max_chars": 600}
@@ -422,7 +421,3 @@ def count_reviews(path: str | Path) -> int:
     """Number of ``<Review>`` elements in a file, eligible or not (for reports)."""
     return sum(1 for _ in _parse_xml(Path(path)).iterchildren("Review"))
 
-
-def pool_sizes(pools: Mapping[tuple[str, str], Iterable[Review]]) -> dict[tuple[str, str], int]:
-    """Eligible reviews per (source, domain)."""
-    return {key: len(list(v)) for key, v in pools.items()}
