@@ -25,7 +25,7 @@ from evalkit.config import ConfigError, LoadedStudy, open_study, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
-from evalkit.survey import Step, SurveyError, current_step
+from evalkit.survey import Step, SurveyError, current_step, record_choice
 
 log = logging.getLogger("evalkit.app")
 HERE = Path(__file__).resolve().parent
@@ -244,8 +244,6 @@ def safe_save(save: Callable[[], Any]) -> None:
 
 def choice_question(ctx: Context, *, wide: bool) -> None:
     """A forced-choice question (triplet or pair): texts side by side, a required choice, one submit."""
-    from evalkit.survey import record_choice  # local: keeps the module's import list short
-
     step, session = ctx.step, ctx.session
     question = step.question
     assert question is not None and step.task is not None

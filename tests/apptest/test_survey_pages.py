@@ -473,7 +473,7 @@ def test_failed_save_is_reported_and_nothing_is_lost(harness: Harness, monkeypat
     def disk_full(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(evalkit.survey, "record_choice", disk_full)  # before the question is rendered
+    monkeypatch.setattr("ui.record_choice", disk_full)
     at = begin(start(harness))
     at.radio(key="turing-0-choice").set_value("A")
     at.button[0].click().run()
