@@ -362,13 +362,12 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
         counts = picks.groupby(["task", "slot", "review_source"]).size().rename("count").reset_index()
         merged = picks.merge(counts, on=["task", "slot"], suffixes=("", "_other"))
         merged["count"] -= (merged["review_source"] == merged["review_source_other"]).astype(int)
-        best = merged.groupby(["session_id", "task", "slot", "review_source"])
-        top = best["count"].transform("max")
+        slot_key = ["session_id", "task", "slot"]
+        top = merged.groupby(slot_key)["count"].transform("max")
         leaders = merged[(merged["count"] == top) & (top > 0)]
-        n_leaders = leaders.groupby(["session_id", "task", "slot"])["review_source_other"].transform("nunique")
+        n_leaders = leaders.groupby(slot_key)["review_source_other"].transform("nunique")
         unique = leaders[n_leaders == 1]
-        hit = (unique["review_source"] == unique["review_source_other"]).groupby(unique["session_id"]).mean()
-        agree = hit
+        agree = (unique["review_source"] == unique["review_source_other"]).groupby(unique["session_id"]).mean()
     table = sessions[["session_id", "evaluator_name", "external_id", "status", "started_at",
                       "completed_at"]].copy()
     table["completed"] = table["completed_at"].notna()
