@@ -27,6 +27,7 @@ __all__ = [
     "WinRate",
     "binomial_test",
     "bradley_terry",
+    "bradley_terry_matrix",
     "cohen_kappa",
     "cohens_h",
     "fleiss_kappa",
@@ -110,15 +111,8 @@ def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     return float((p_o - p_e) / (1 - p_e))
 
 
-def krippendorff_alpha(data: Any, level: str = "nominal") -> float:
-    """Krippendorff's alpha of a raters x units table; None or NaN marks a missing rating.
-
-    ``level`` is ``nominal``, ``ordinal``, ``interval`` or ``ratio``. Nominal
-    labels may be strings (they are coded as integers first). Returns NaN when
-    alpha is undefined: fewer than two pairable values, or no variation at all.
-    """
-    if level not in ("nominal", "ordinal", "interval", "ratio"):
-        raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
+def _alpha_matrix(data: Any, level: str) -> np.ndarray:
+    """A raters x units float matrix (NaN = missing) from nested sequences; text labels coded in sorted order."""
     rows = [list(r) for r in data]
     if not rows or len({len(r) for r in rows}) != 1:
         raise ValueError("data must be a non-empty raters x units table with equal row lengths")
@@ -131,9 +125,23 @@ def krippendorff_alpha(data: Any, level: str = "nominal") -> float:
         if level != "nominal":
             raise ValueError(f"{level} alpha needs numbers, got text labels")
         codes = {v: k for k, v in enumerate(sorted(set(values), key=str))}
-        matrix = np.array([[np.nan if missing(v) else codes[v] for v in r] for r in rows], dtype=float)
+        return np.array([[np.nan if missing(v) else codes[v] for v in r] for r in rows], dtype=float)
+    return np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows], dtype=float)
+
+
+def krippendorff_alpha(data: Any, level: str = "nominal") -> float:
+    """Krippendorff's alpha of a raters x units table; None or NaN marks a missing rating.
+
+    ``level`` is ``nominal``, ``ordinal``, ``interval`` or ``ratio``. Nominal
+    labels may be strings (they are coded as integers first). Returns NaN when
+    alpha is undefined: fewer than two pairable values, or no variation at all.
+    """
+    if level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
+    if isinstance(data, np.ndarray) and data.ndim == 2 and data.size and np.issubdtype(data.dtype, np.number):
+        matrix = data.astype(float)  # already numeric (the analysis passes a float matrix): no per-cell loop
     else:
-        matrix = np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows], dtype=float)
+        matrix = _alpha_matrix(data, level)
     pairable = (~np.isnan(matrix)).sum(axis=0) >= 2
     domain = np.unique(matrix[:, pairable][~np.isnan(matrix[:, pairable])])
     if pairable.sum() == 0 or len(domain) < 2:
@@ -229,7 +237,10 @@ class MeanCI:
 def mean_ci(values: Iterable[float], confidence: float = 0.95) -> MeanCI:
     """Mean, sample SD and Student t interval; NaN where undefined (n = 0; interval and SD for n = 1)."""
     _check_confidence(confidence)
-    x = np.asarray([v for v in values if v is not None], dtype=float)
+    if isinstance(values, np.ndarray):
+        x = values.astype(float, copy=False)  # no per-value loop for the analysis's arrays
+    else:
+        x = np.asarray([v for v in values if v is not None], dtype=float)
     x = x[~np.isnan(x)]
     n = len(x)
     if n == 0:
@@ -356,7 +367,18 @@ def bradley_terry(records: Any, ties: str = "half") -> dict[str, float]:
     matrix, so its cost does not depend on the number of records. ``records``
     may also be three columns (arrays or a DataFrame), see :func:`win_matrix`.
     """
-    items, w = win_matrix(records, ties)
+    return bradley_terry_matrix(*win_matrix(records, ties))
+
+
+def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
+    """:func:`bradley_terry` from an aggregated win matrix (``w[i, j]`` = wins of ``items[i]`` over ``items[j]``).
+
+    For callers that count wins themselves (the analysis does, on integer codes);
+    :func:`win_matrix` builds the same matrix from records.
+    """
+    w = np.asarray(w, dtype=float)
+    if w.shape != (len(items), len(items)):
+        raise ValueError(f"the win matrix must be {len(items)} x {len(items)}, got {w.shape}")
     out: dict[str, float] = {}
     active = np.ones(len(items), dtype=bool)
     while True:
