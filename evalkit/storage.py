@@ -18,11 +18,15 @@ implementation (e.g. PostgreSQL) would provide the same methods.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import queue
 import re
 import secrets
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +35,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.ipc  # pa.ipc
 import sqlite_utils
 
 __all__ = [
@@ -49,6 +55,11 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log")
+#: Column types :meth:`Store.read_columns` can return (SQLite type name, a value that fixes the Arrow type).
+_COLUMN_TYPES = {"text": ("TEXT", "''"), "category": ("TEXT", "''"), "int": ("INTEGER", "0"),
+                 "real": ("REAL", "0.0")}
+_COLUMN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
 SURVEY_STATES = ("open", "paused", "ended")
 _TOKEN = re.compile(r"^[0-9a-f]{32}$")
@@ -684,12 +695,74 @@ class Store:
     # ------------------------------------------------------------------ whole tables
 
     def table(self, name: str) -> list[dict[str, Any]]:
-        """Every row of one table as dicts (for export and analysis)."""
-        if name not in ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log"):
+        """Every row of one table as dicts (for export)."""
+        if name not in TABLES:
             raise ValueError(f"unknown table {name!r}")
         with self._conn() as conn:
             db = sqlite_utils.Database(conn, execute_plugins=False)
             return list(db[name].rows_where(order_by="rowid"))
+
+    def read_columns(self, table: str, columns: Sequence[tuple[str, str, str]], *, threads: int = 2,
+                     min_rows_per_part: int = 100_000) -> pa.Table:
+        """Some columns of one table as an Arrow table (see :meth:`read_tables`)."""
+        return self.read_tables({table: (table, columns)}, threads=threads,
+                                min_rows_per_part=min_rows_per_part)[table]
+
+    def read_tables(self, requests: Mapping[str, tuple[str, Sequence[tuple[str, str, str]]]], *, threads: int = 2,
+                    min_rows_per_part: int = 100_000) -> dict[str, pa.Table]:
+        """Columns of several tables as Arrow tables, for the analysis of large studies.
+
+        ``requests`` maps a name to ``(table, columns)``; ``columns`` are
+        ``(name, SQL expression, type)`` with type ``int``, ``real``, ``text`` or
+        ``category`` (text, dictionary-encoded: integer codes plus the distinct
+        values). Every value is cast to its type (NULL stays NULL).
+
+        The rows go from SQLite straight into Arrow arrays through ADBC's SQLite
+        driver, with no Python object per cell (1M rows x 15 columns: about 3 s
+        through :mod:`sqlite3`, about 1 s this way). The driver runs in a child
+        process (:mod:`evalkit.arrow_reader` says why) on ``threads`` threads, a
+        large table split into rowid ranges; the ranges stop at the largest rowid
+        seen when the read starts, so rows added meanwhile wait for the next
+        read. Row order is SQLite's scan order (rowid order); callers that need
+        an order sort by a column.
+        """
+        reads, names = [], []
+        with tempfile.TemporaryDirectory(prefix="evalkit-read-") as tmp:
+            for k, (name, (table, columns)) in enumerate(requests.items()):
+                queries = self._range_queries(table, columns, threads, min_rows_per_part)
+                reads.append({"queries": queries, "output": str(Path(tmp) / f"{k}.arrow"),
+                              "dictionary": [c for c, _, kind in columns if kind == "category"]})
+                names.append(name)
+            job = {"database": str(self.path), "busy_timeout_ms": self._busy, "threads": threads, "reads": reads}
+            reader = Path(__file__).with_name("arrow_reader.py")
+            done = subprocess.run([sys.executable, "-I", str(reader)], input=json.dumps(job), capture_output=True,
+                                  text=True, check=False)
+            if done.returncode != 0:
+                raise StoreError(f"reading {', '.join(names)} from {self.path} failed: "
+                                 f"{done.stderr.strip() or f'exit status {done.returncode}'}")
+            # memory-mapped: no copy; the mapping outlives the file's name, removed with the folder
+            return {name: pa.ipc.open_file(pa.memory_map(spec["output"])).read_all()
+                    for name, spec in zip(names, reads, strict=True)}
+
+    def _range_queries(self, table: str, columns: Sequence[tuple[str, str, str]], threads: int,
+                       min_rows_per_part: int) -> list[str]:
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
+        for name, _, kind in columns:
+            if kind not in _COLUMN_TYPES or not _COLUMN_NAME.match(name):
+                raise ValueError(f"bad column spec {name!r} ({kind!r})")
+        with self._conn() as conn:
+            low, high = conn.execute(f"SELECT coalesce(min(rowid), 1) - 1, coalesce(max(rowid), 0) FROM {table}"
+                                     ).fetchone()
+        select = ", ".join(f"CAST({expr} AS {_COLUMN_TYPES[kind][0]}) AS {name}" for name, expr, kind in columns)
+        # The driver infers each column's Arrow type from the first rows it sees and fails on a later value of
+        # another type (a text column NULL for its first rows is taken to be int64). The casts make every
+        # column one type, and a first row of literals of those types (marked _first = 1) fixes the inference.
+        first = ", ".join(f"{_COLUMN_TYPES[kind][1]} AS {name}" for name, _, kind in columns)
+        parts = max(1, min(threads, (high - low) // max(1, min_rows_per_part)))
+        edges = [low + (high - low) * k // parts for k in range(parts + 1)]
+        return [f"SELECT 1 AS _first, {first} UNION ALL SELECT 0, {select} FROM {table}"
+                f" WHERE rowid > {lo} AND rowid <= {hi}" for lo, hi in itertools.pairwise(edges)]
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` result (``"ok"`` when healthy)."""

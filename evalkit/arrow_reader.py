@@ -1,0 +1,103 @@
+"""Read SQL query results straight into Arrow, in a child process (``python -m evalkit.arrow_reader``).
+
+Why a child process: ADBC's SQLite driver carries its own copy of SQLite,
+while Python's :mod:`sqlite3` (and so the survey's writes) uses the system's.
+SQLite's locks are POSIX advisory locks, which belong to a process: when one
+copy of SQLite in a process closes a database file, the locks the *other* copy
+holds on it are silently dropped (https://www.sqlite.org/howtocorrupt.html,
+"multiple copies of SQLite linked into the same application"). In one process
+that showed up as ``disk I/O error`` in the survey's connections and can
+corrupt a database. A child process has its own locks, like any other reader.
+
+The child imports only pyarrow and the low-level ADBC bindings (about 0.2 s),
+runs each query on its own thread (the driver releases the GIL), concatenates
+the results in the given order, dictionary-encodes the requested columns and
+writes one Arrow IPC file, which the parent memory-maps (no copy).
+
+Protocol: a JSON object on stdin with ``database``, ``busy_timeout_ms``,
+``threads`` and ``reads``: a list of ``{"queries": [SQL, ...], "dictionary":
+[column, ...], "output": path}``. Every query of every read runs on a pool of
+``threads`` threads; each read's results are concatenated in query order, rows
+flagged ``_first = 1`` (type-fixing literal rows, see ``Store.read_columns``)
+are dropped with that column, the ``dictionary`` columns are encoded, and the
+table is written to ``output`` as an Arrow IPC file. Exit status 0 on success;
+otherwise a one-line message on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+BATCH_ROWS = 65_536  # the driver's default of 1,024 rows per batch costs more per row
+
+
+def _run(database: str, query: str, busy_timeout_ms: int) -> Any:
+    import adbc_driver_manager
+    import adbc_driver_sqlite
+    import pyarrow as pa
+
+    with adbc_driver_sqlite.connect(database) as db, adbc_driver_manager.AdbcConnection(db) as conn:
+        # a busy timeout: otherwise a read fails at once ("database is locked") while a writer commits
+        with adbc_driver_manager.AdbcStatement(conn) as stmt:
+            stmt.set_sql_query(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            stream, _ = stmt.execute_query()
+            pa.RecordBatchReader._import_from_c(stream.address).read_all()
+        with adbc_driver_manager.AdbcStatement(conn) as stmt:
+            stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
+            stmt.set_sql_query(query)
+            stream, _ = stmt.execute_query()
+            return pa.RecordBatchReader._import_from_c(stream.address).read_all()
+
+
+def _without_first_rows(table: Any) -> Any:
+    """Drop the type-fixing literal rows (``_first = 1``) and the ``_first`` column."""
+    import pyarrow.compute as pc
+
+    flags = table["_first"]
+    if len(flags) and flags[0].as_py() == 1 and pc.sum(flags).as_py() == 1:
+        table = table.slice(1)  # SQLite returns the UNION ALL parts in order: no copy needed
+    else:
+        table = table.filter(pc.equal(flags, 0))
+    return table.drop_columns(["_first"])
+
+
+def read(database: str, reads: list[dict[str, Any]], busy_timeout_ms: int, threads: int = 2) -> list[Any]:
+    """One Arrow table per read: its queries' rows in order, literal rows dropped, columns encoded."""
+    import pyarrow as pa
+
+    jobs = [(r, q) for r, spec in enumerate(reads) for q in spec["queries"]]
+    with ThreadPoolExecutor(max(1, min(threads, len(jobs)))) as pool:
+        parts = list(pool.map(lambda job: _run(database, job[1], busy_timeout_ms), jobs))
+    out = []
+    for r, spec in enumerate(reads):
+        data = pa.concat_tables([_without_first_rows(t) for (owner, _), t in zip(jobs, parts, strict=True)
+                                 if owner == r])
+        for name in spec["dictionary"]:
+            k = data.schema.get_field_index(name)
+            data = data.set_column(k, name, data[name].combine_chunks().dictionary_encode())
+        out.append(data)
+    return out
+
+
+def main() -> int:
+    """Child-process entry point (see the module docstring for the protocol)."""
+    import pyarrow as pa
+    import pyarrow.ipc  # pa.ipc
+
+    try:
+        job = json.loads(sys.stdin.read())
+        tables = read(job["database"], job["reads"], job["busy_timeout_ms"], job.get("threads", 2))
+        for spec, data in zip(job["reads"], tables, strict=True):
+            with pa.OSFile(spec["output"], "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
+                writer.write_table(data)
+    except Exception as exc:  # reported to the parent, which raises it as a StoreError
+        print(f"{type(exc).__name__}: {exc}".replace("\n", " "), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
