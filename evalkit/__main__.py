@@ -113,7 +113,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write all evaluations or ratings as CSV (CERA column names first)."""
     store = _open_db(args.db)
     try:
-        frames = load_frames(store)
+        frames = load_frames(store, full=True)
     finally:
         store.close()
     text = evaluations_csv(frames) if args.what == "evaluations" else ratings_csv(frames)

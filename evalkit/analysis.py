@@ -7,6 +7,13 @@ shows into a :class:`Report`.
 Which sessions count: only *included* ones (status ``active`` or
 ``completed``; ``excluded`` and ``trashed`` never count). ``completed_only``
 narrows that to sessions that reached the end.
+
+Speed: a large study has millions of answers, so the analysis never loops over
+rows in Python and never groups by strings. :func:`load_frames` reads the
+columns it needs into Arrow with the text columns dictionary-encoded
+(categoricals), and each result is counted with ``np.bincount`` over integer
+codes. The functions also take plain DataFrames with string columns (they are
+coded with ``pd.factorize`` first), which is what the tests build by hand.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ __all__ = [
     "Options",
     "Report",
     "analyse",
+    "answer_time_bins",
     "evaluations_csv",
     "included_sessions",
     "load_frames",
@@ -36,6 +44,7 @@ __all__ = [
     "rating_results",
     "ratings_csv",
     "tasks_of",
+    "timeline",
     "triplet_results",
 ]
 
@@ -59,6 +68,26 @@ EVALUATION_COLUMNS = ["id", "session_id", "task", "kind", "question_index", "slo
 RATING_COLUMNS = ["id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
                   "time_spent_ms", "created_at"]
 
+#: The slider's button, taken out of the ``detail`` JSON in SQL (only on rows that have one).
+_BUTTON_SQL = ("CASE WHEN instr(detail, '\"button\"') > 0 AND json_valid(detail)"
+               " THEN json_extract(detail, '$.button') END")
+#: What the analysis reads of the evaluations (not the JSON columns, which only the CSV export needs).
+EVALUATION_READ = (
+    ("id", "id", "int"), ("session_id", "session_id", "category"), ("task", "task", "category"),
+    ("kind", "kind", "category"), ("question_index", "question_index", "int"), ("slot", "slot", "int"),
+    ("response", "response", "category"), ("review_source", "review_source", "category"),
+    ("domain", "domain", "category"), ("time_spent_ms", "time_spent_ms", "int"),
+    ("left_source", "left_source", "category"), ("right_source", "right_source", "category"),
+    ("matched", "matched", "int"), ("button", _BUTTON_SQL, "category"), ("created_at", "created_at", "text"),
+)
+SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
+RATING_READ = (
+    ("id", "id", "int"), ("session_id", "session_id", "category"), ("task", "task", "category"),
+    ("question_index", "question_index", "int"), ("item_id", "item_id", "category"),
+    ("metric", "metric", "category"), ("score", "score", "real"), ("time_spent_ms", "time_spent_ms", "int"),
+    ("created_at", "created_at", "text"),
+)
+
 
 @dataclass(frozen=True)
 class Options:
@@ -80,14 +109,24 @@ class Frames:
     studies: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def load_frames(store: Store) -> Frames:
-    """Read sessions, evaluations, ratings and the task descriptions from the store."""
-    return Frames(
-        sessions=pd.DataFrame(store.table("sessions"), columns=SESSION_COLUMNS),
-        evaluations=pd.DataFrame(store.table("evaluations"), columns=EVALUATION_COLUMNS),
-        ratings=pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS),
-        studies=store.studies(),
-    )
+def load_frames(store: Store, *, full: bool = False) -> Frames:
+    """Read sessions, evaluations, ratings and the task descriptions from the store.
+
+    By default only what the analysis needs, columnar and dictionary-encoded
+    (see :meth:`Store.read_columns`), with the slider's button as a ``button``
+    column instead of the ``detail`` JSON. ``full=True`` reads every column as
+    stored (for the CSV exports).
+    """
+    if full:
+        sessions = pd.DataFrame(store.table("sessions"), columns=SESSION_COLUMNS)
+        evaluations = pd.DataFrame(store.table("evaluations"), columns=EVALUATION_COLUMNS)
+        ratings = pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS)
+    else:
+        read = store.read_tables({"sessions": ("sessions", SESSION_READ),
+                                  "evaluations": ("evaluations", EVALUATION_READ),
+                                  "ratings": ("ratings", RATING_READ)})
+        sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
+    return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())
 
 
 def included_sessions(sessions: pd.DataFrame, completed_only: bool = False) -> pd.DataFrame:
@@ -98,6 +137,59 @@ def included_sessions(sessions: pd.DataFrame, completed_only: bool = False) -> p
     return sessions[keep]
 
 
+# ----------------------------------------------------------------------------- integer codes
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (-1 = missing) of a text column and the values they stand for.
+
+    A categorical column (as :func:`load_frames` returns) already has them; any
+    other column is coded with ``pd.factorize`` (hash-based, linear).
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64), column.cat.categories.to_numpy(dtype=object)
+    codes, uniques = pd.factorize(column)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def _take(values: np.ndarray, codes: np.ndarray, missing: Any) -> np.ndarray:
+    """``values[codes]`` with ``missing`` where the code is -1."""
+    return np.append(values, np.array([missing], dtype=values.dtype))[codes]
+
+
+def _recode(column: pd.Series, values: pd.Index) -> np.ndarray:
+    """Codes of a text column in the order of ``values`` (unique); -1 where missing or not in ``values``."""
+    codes, names = _codes(column)
+    return _take(values.get_indexer(names).astype(np.int64), codes, -1)
+
+
+def _code_of(names: np.ndarray, value: str) -> int:
+    """The code of ``value`` among ``names``; -2 (matches nothing, not even missing) when absent."""
+    hits = np.flatnonzero(names == value)
+    return int(hits[0]) if len(hits) else -2
+
+
+def _floats(column: pd.Series) -> np.ndarray:
+    """A column as float64, NaN where missing or not a number (categoricals converted per category)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes, names = _codes(column)
+        numbers = pd.to_numeric(pd.Series(names, dtype=object), errors="coerce").to_numpy(dtype=float)
+        return _take(numbers, codes, np.nan)
+    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+
+
+def _buttons(rows: pd.DataFrame) -> pd.Series:
+    """The slider button per answer (``accept`` / ``reject``), missing for a forced choice.
+
+    From the ``button`` column :func:`load_frames` reads, or else from the ``detail`` JSON.
+    """
+    if "button" in rows.columns:
+        return rows["button"]
+    if "detail" in rows.columns:
+        return rows["detail"].fillna("").astype(str).str.extract(r'"button":\s*"(\w+)"')[0]
+    return pd.Series(None, index=rows.index, dtype=object)
+
+
 def tasks_of(frames: Frames) -> list[dict[str, Any]]:
     """Task descriptions: the newest registered study's, plus any task seen only in the data."""
     tasks: dict[str, dict[str, Any]] = {}
@@ -105,12 +197,20 @@ def tasks_of(frames: Frames) -> list[dict[str, Any]]:
         for t in summary.get("tasks", []):
             tasks[t["id"]] = t
     ev = frames.evaluations
-    for task, kind in ev[["task", "kind"]].drop_duplicates().itertuples(index=False):
-        if task not in tasks:
-            tasks[task] = {"id": task, "kind": kind or "triplet", "title": task}
-    for task in frames.ratings["task"].drop_duplicates():
-        if task not in tasks:
-            tasks[task] = {"id": task, "kind": "rating", "title": task, "metrics": []}
+    if len(ev):
+        task_codes, task_names = _codes(ev["task"])
+        kind_codes, kind_names = _codes(ev["kind"])
+        combined = (task_codes * (len(kind_names) + 1) + kind_codes + 1)[task_codes >= 0]
+        seen = np.flatnonzero(np.bincount(combined))
+        for code in seen:
+            task, kind = task_names[code // (len(kind_names) + 1)], code % (len(kind_names) + 1) - 1
+            if task not in tasks:
+                tasks[task] = {"id": task, "kind": kind_names[kind] if kind >= 0 else "triplet", "title": task}
+    if len(frames.ratings):
+        codes, names = _codes(frames.ratings["task"])
+        for task in names[np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(names)))]:
+            if task not in tasks:
+                tasks[task] = {"id": task, "kind": "rating", "title": task, "metrics": []}
     return list(tasks.values())
 
 
@@ -144,37 +244,52 @@ class TripletResult:
 
 def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95) -> TripletResult:
     """Selection rates, the Turing view, accuracy, Fleiss' kappa (CERA style) and a per-domain breakdown."""
-    rows = ev[ev["task"] == task["id"]]
-    sources = list(task.get("sources") or sorted(set(rows["review_source"].dropna())))
+    rows = ev.loc[(ev["task"] == task["id"]).to_numpy(),
+                  ["session_id", "slot", "review_source", "domain", "matched"]]  # copy only what is used
+    n = len(rows)
+    src, src_names = _codes(rows["review_source"])
+    k_all = len(src_names)
+    picked_arr = np.bincount(src[src >= 0], minlength=k_all)
+    picked = {str(name): int(c) for name, c in zip(src_names, picked_arr, strict=True) if c}
+    sources = list(task.get("sources") or sorted(picked))
     target = task.get("target")
     k = max(len(sources), 2)
-    n = len(rows)
-    picked = rows["review_source"].value_counts()
     selection = pd.DataFrame([
-        {"source": s, "role": "target" if s == target else "generated", "picked": int(picked.get(s, 0)),
-         **_interval_row(int(picked.get(s, 0)), n, 1 / k, confidence)} for s in sources
+        {"source": s, "role": "target" if s == target else "generated", "picked": picked.get(s, 0),
+         **_interval_row(picked.get(s, 0), n, 1 / k, confidence)} for s in sources
     ], columns=["source", "role", "picked", "n", "rate", "low", "high", "p_value"])
     turing = selection[selection["role"] == "generated"].rename(columns={"picked": "fooled"}).drop(columns="role")
-    accuracy = {"picked": int(picked.get(target, 0)), **_interval_row(int(picked.get(target, 0)), n, 1 / k,
-                                                                      confidence)} if target else {}
+    accuracy = {"picked": picked.get(target, 0), **_interval_row(picked.get(target, 0), n, 1 / k, confidence)
+                } if target else {}
     # Fleiss' kappa as CERA computes it: subjects = question slots, categories = the source picked,
     # raters = evaluators. In "shared" selection a slot is the very same triplet for everyone.
-    counts = pd.crosstab(rows["slot"], rows["review_source"]) if n else pd.DataFrame()
-    kappa = stats.fleiss_kappa(counts.to_numpy()) if n else math.nan
+    slot, _ = pd.factorize(rows["slot"])
+    both = (slot >= 0) & (src >= 0)
+    n_slots = int(slot.max()) + 1 if len(slot) else 0
+    counts = np.bincount(slot[both] * k_all + src[both], minlength=n_slots * k_all).reshape(n_slots, k_all)
+    counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
+    kappa = stats.fleiss_kappa(counts) if n else math.nan
+    dom, dom_names = _codes(rows["domain"])
+    per_dom = np.bincount(dom[(dom >= 0) & (src >= 0)] * k_all + src[(dom >= 0) & (src >= 0)],
+                          minlength=len(dom_names) * k_all).reshape(len(dom_names), k_all)
+    dom_n = np.bincount(dom[dom >= 0], minlength=len(dom_names))
+    source_code = {str(name): c for c, name in enumerate(src_names)}
     per_domain = []
-    for domain, group in rows.groupby("domain", sort=True):
-        dn = len(group)
-        dpicked = group["review_source"].value_counts()
+    for d in sorted(range(len(dom_names)), key=lambda c: str(dom_names[c])):
+        if dom_n[d] == 0:
+            continue
         for s in sources:
-            per_domain.append({"domain": domain, "source": s, "picked": int(dpicked.get(s, 0)),
-                               **_interval_row(int(dpicked.get(s, 0)), dn, 1 / k, confidence)})
+            got = int(per_dom[d, source_code[s]]) if s in source_code else 0
+            per_domain.append({"domain": dom_names[d], "source": s, "picked": got,
+                               **_interval_row(got, int(dom_n[d]), 1 / k, confidence)})
     per_domain_df = pd.DataFrame(per_domain, columns=["domain", "source", "picked", "n", "rate", "low", "high",
                                                       "p_value"])
+    sessions, _ = _codes(rows["session_id"])
     return TripletResult(
         task=task["id"], title=task.get("title", task["id"]), target=target, sources=sources, selection=selection,
         turing=turing.reset_index(drop=True),
         accuracy=accuracy, kappa=kappa, kappa_subjects=int(counts.shape[0]) if n else 0,
-        kappa_raters=int(rows["session_id"].nunique()),
+        kappa_raters=int(np.count_nonzero(np.bincount(sessions[sessions >= 0]))),
         kappa_basis="identical triplets" if task.get("selection") == "shared" else "question slots",
         per_domain=per_domain_df, unmatched=int((rows["matched"] == 0).sum()), n_answers=n,
     )
@@ -182,17 +297,7 @@ def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float
 
 # ----------------------------------------------------------------------------- pairwise
 
-
-def _pair_outcomes(rows: pd.DataFrame) -> pd.DataFrame:
-    """left, right, winner side (left / right / tie) and, for sliders, the signed value per answer."""
-    slider = rows["detail"].fillna("").str.contains('"button"')
-    value = pd.to_numeric(rows["response"].where(slider), errors="coerce")
-    side = np.where(slider, np.where(value < 0, "left", np.where(value > 0, "right", "tie")),
-                    np.where(rows["response"] == "A", "left", np.where(rows["response"] == "B", "right", "tie")))
-    outcome = pd.Series(side, index=rows.index)
-    button = rows["detail"].fillna("").str.extract(r'"button":\s*"(\w+)"')[0]
-    return pd.DataFrame({"left": rows["left_source"], "right": rows["right_source"], "side": outcome,
-                         "slider": slider, "value": value, "button": button, "session_id": rows["session_id"]})
+LEFT, RIGHT, TIE = 0, 1, 2
 
 
 @dataclass
@@ -207,52 +312,84 @@ class PairwiseResult:
     power: pd.DataFrame  # pair, source, rate, n, needed_total, further
     bradley_terry: pd.DataFrame  # source, log_strength
     records: pd.DataFrame  # a, b, outcome ("a" / "b" / "tie"): the comparisons Bradley–Terry is fitted on
+    wins: pd.DataFrame  # the win matrix of those comparisons (ties as half a win each), sources x sources
     n_answers: int
 
 
 def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95,
                      alpha: float = 0.05, power: float = 0.8) -> PairwiseResult:
-    """Win rates per pair type (from the stored left/right sources), slider summaries, power and BT."""
-    rows = ev[ev["task"] == task["id"]]
-    out = _pair_outcomes(rows)
+    """Win rates per pair type (from the stored left/right sources), slider summaries, power and BT.
+
+    The winner of a forced choice is the side picked (``A`` = left, ``B`` =
+    right, anything else a tie); of a slider answer the sign of its value
+    (negative = left better, 0 = a draw). Answers without both sources, or with
+    the same source on both sides, compare nothing and are left out.
+    """
+    used_columns = [c for c in ("response", "left_source", "right_source", "button", "detail") if c in ev.columns]
+    rows = ev.loc[(ev["task"] == task["id"]).to_numpy(), used_columns]  # copy only what is used
+    button, button_names = _codes(_buttons(rows))
+    slider = button >= 0
+    value = np.where(slider, _floats(rows["response"]), np.nan)
+    response, response_names = _codes(rows["response"])
+    side = np.where(slider, np.where(value < 0, LEFT, np.where(value > 0, RIGHT, TIE)),
+                    np.where(response == _code_of(response_names, "A"), LEFT,
+                             np.where(response == _code_of(response_names, "B"), RIGHT, TIE)))
+    left, left_names = _codes(rows["left_source"])
+    right, right_names = _codes(rows["right_source"])
+    used = (left >= 0) & (right >= 0)
+    names = sorted({str(x) for x in left_names[np.unique(left[used])]}
+                   | {str(x) for x in right_names[np.unique(right[used])]})
+    index = pd.Index(names, dtype=object)
+    lc = _take(index.get_indexer(left_names).astype(np.int64), left, -1)
+    rc = _take(index.get_indexer(right_names).astype(np.int64), right, -1)
+    keep = used & (lc != rc)
+    lc, rc, side, slider, value, button = lc[keep], rc[keep], side[keep], slider[keep], value[keep], button[keep]
+    k = len(names)
+    a, b = np.minimum(lc, rc), np.maximum(lc, rc)  # the pair's sources in sorted order
+    pair = a * k + b
+    winner = np.where(side == LEFT, lc, np.where(side == RIGHT, rc, -1))
+    cells = k * k
+    n_pair = np.bincount(pair, minlength=cells)
+    ties = np.bincount(pair[side == TIE], minlength=cells)
+    wins_a = np.bincount(pair[winner == a], minlength=cells)
+    wins_b = np.bincount(pair[winner == b], minlength=cells)
+    accept, reject = _code_of(button_names, "accept"), _code_of(button_names, "reject")
     win_rows, slider_rows, power_rows = [], [], []
-    records = pd.DataFrame(columns=["a", "b", "outcome"])
-    if len(out):
-        a_side = out["left"].where(out["left"] <= out["right"], out["right"])
-        b_side = out["right"].where(out["left"] <= out["right"], out["left"])
-        winner = np.where(out["side"] == "left", out["left"], np.where(out["side"] == "right", out["right"], None))
-        frame = pd.DataFrame({"a": a_side, "b": b_side, "winner": winner, "side": out["side"],
-                              "slider": out["slider"], "value": out["value"], "left": out["left"],
-                              "right": out["right"], "button": out["button"]})
-        for (a, b), group in frame.groupby(["a", "b"], sort=True):
-            pair = f"{a} vs {b}"
-            decided = group[group["side"] != "tie"]
-            ties = int((group["side"] == "tie").sum())
-            for source in (a, b):
-                wins = int((decided["winner"] == source).sum())
-                win_rows.append({"pair": pair, "source": source, "wins": wins, "ties": ties,
-                                 **_interval_row(wins, len(decided), 0.5, confidence)})
-            wins_a = int((decided["winner"] == a).sum())
-            rate = wins_a / len(decided) if len(decided) else math.nan
-            needed: float | None = None
-            if len(decided) and rate != 0.5:
-                needed = stats.sample_size_two_proportions(rate, 0.5, alpha=alpha, power=power)
-            power_rows.append({"pair": pair, "source": a, "rate": rate, "n": len(decided),
-                               "needed_total": needed,
-                               "further": None if needed is None else max(0, needed - len(decided))})
-            sl = group[group["slider"]]
-            if len(sl):
-                # orient: positive = the pair's first source (a) better
-                oriented = np.where(sl["left"] == a, -sl["value"], sl["value"])
-                m = stats.mean_ci(oriented.astype(float), confidence)
-                zero = sl["value"] == 0
-                slider_rows.append({"pair": pair, "favoured": a, "mean": m.mean, "low": m.low, "high": m.high,
-                                    "sd": m.sd, "n": m.n,
-                                    "positive_draws": int((zero & (sl["button"] == "accept")).sum()),
-                                    "negative_draws": int((zero & (sl["button"] == "reject")).sum())})
-        outcome = np.where(frame["side"] == "left", "a", np.where(frame["side"] == "right", "b", "tie"))
-        records = pd.DataFrame({"a": frame["left"].to_numpy(), "b": frame["right"].to_numpy(), "outcome": outcome})
-    bt = stats.bradley_terry(records) if len(records) else {}
+    for p in np.flatnonzero(n_pair):
+        first, second = names[p // k], names[p % k]
+        label = f"{first} vs {second}"
+        decided = int(n_pair[p] - ties[p])
+        for source, wins in ((first, wins_a[p]), (second, wins_b[p])):
+            win_rows.append({"pair": label, "source": source, "wins": int(wins), "ties": int(ties[p]),
+                             **_interval_row(int(wins), decided, 0.5, confidence)})
+        rate = wins_a[p] / decided if decided else math.nan
+        needed: float | None = None
+        if decided and rate != 0.5:
+            needed = stats.sample_size_two_proportions(rate, 0.5, alpha=alpha, power=power)
+        power_rows.append({"pair": label, "source": first, "rate": rate, "n": decided, "needed_total": needed,
+                           "further": None if needed is None else max(0, needed - decided)})
+        here = slider & (pair == p)
+        if here.any():
+            # orient: positive = the pair's first source better
+            oriented = np.where(lc[here] == p // k, -value[here], value[here])
+            m = stats.mean_ci(oriented, confidence)
+            zero = value[here] == 0
+            slider_rows.append({"pair": label, "favoured": first, "mean": m.mean, "low": m.low, "high": m.high,
+                                "sd": m.sd, "n": m.n, "positive_draws": int((zero & (button[here] == accept)).sum()),
+                                "negative_draws": int((zero & (button[here] == reject)).sum())})
+    outcome = np.select([side == LEFT, side == RIGHT], [0, 1], 2)
+    records = pd.DataFrame({"a": pd.Categorical.from_codes(lc, categories=index),
+                            "b": pd.Categorical.from_codes(rc, categories=index),
+                            "outcome": pd.Categorical.from_codes(outcome, categories=["a", "b", "tie"])})
+    # W[i, j] = wins of i over j, a tie half a win each: what stats.win_matrix builds from the records
+    w = np.zeros(cells)
+    w += np.bincount(lc[side == LEFT] * k + rc[side == LEFT], minlength=cells)
+    w += np.bincount(rc[side == RIGHT] * k + lc[side == RIGHT], minlength=cells)
+    tie = side == TIE
+    w += 0.5 * np.bincount(lc[tie] * k + rc[tie], minlength=cells)
+    w += 0.5 * np.bincount(rc[tie] * k + lc[tie], minlength=cells)
+    wins = pd.DataFrame(w.reshape(k, k), index=index, columns=index)
+    bt = stats.bradley_terry_matrix(names, wins.to_numpy()) if len(records) else {}
     return PairwiseResult(
         task=task["id"], title=task.get("title", task["id"]), response=task.get("response", "choice"),
         win_rates=pd.DataFrame(win_rows, columns=["pair", "source", "wins", "ties", "n", "rate", "low", "high",
@@ -260,7 +397,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
         slider=pd.DataFrame(slider_rows, columns=["pair", "favoured", "mean", "low", "high", "sd", "n",
                                                   "positive_draws", "negative_draws"]),
         power=pd.DataFrame(power_rows, columns=["pair", "source", "rate", "n", "needed_total", "further"]),
-        bradley_terry=_bt_frame(bt), records=records, n_answers=len(rows),
+        bradley_terry=_bt_frame(bt), records=records, wins=wins, n_answers=len(rows),
     )
 
 
@@ -287,39 +424,47 @@ class RatingResult:
 
 def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95,
                    familiarity_weighted: bool = False) -> RatingResult:
-    """MOS with CI per metric, score distributions, ordinal Krippendorff's alpha, familiarity weighting."""
-    rows = ratings[(ratings["task"] == task["id"]) & ratings["score"].notna()]
+    """MOS with CI per metric, score distributions, ordinal Krippendorff's alpha, familiarity weighting.
+
+    The familiarity weight of a score is the evaluator's familiarity rating of
+    the same item (same session and question). Agreement counts an evaluator's
+    first score of an item once, over items scored by at least two evaluators.
+    """
+    rows = ratings.loc[((ratings["task"] == task["id"]) & ratings["score"].notna()).to_numpy(),
+                       ["session_id", "question_index", "item_id", "metric", "score"]]
     labels = {m["id"]: m.get("label", m["id"]) for m in task.get("metrics", [])}
-    metrics = list(labels) or sorted(set(rows["metric"]) - {"familiarity"})
-    fam = rows[rows["metric"] == "familiarity"][["session_id", "question_index", "score"]].rename(
-        columns={"score": "familiarity"})
+    metric, metric_names = _codes(rows["metric"])
+    present = {str(x) for x in metric_names[np.unique(metric[metric >= 0])]}
+    metrics = list(labels) or sorted(present - {"familiarity"})
+    session, _ = _codes(rows["session_id"])
+    item, item_names = _codes(rows["item_id"])
+    question = rows["question_index"].to_numpy(dtype=np.int64)
+    score = rows["score"].to_numpy(dtype=float)
+    span = int(question.max()) + 1 if len(question) else 1
+    asked = session * span + question  # one key per (session, question)
+    fam = metric == _code_of(metric_names, "familiarity")
+    fam_keys, fam_first = np.unique(asked[fam], return_index=True)
+    fam_index, fam_scores = pd.Index(fam_keys), score[fam][fam_first]
     mos_rows, dist_rows, agree_rows = [], [], []
-    for metric in metrics:
-        m_rows = rows[rows["metric"] == metric]
-        scores = m_rows["score"].astype(float)
-        m = stats.mean_ci(scores.to_numpy(), confidence)
+    for name in metrics:
+        here = metric == _code_of(metric_names, name)
+        scores = score[here]
+        m = stats.mean_ci(scores, confidence)
         weighted = math.nan
-        if len(m_rows) and len(fam):
-            w = m_rows[["session_id", "question_index"]].merge(
-                fam, on=["session_id", "question_index"], how="left")["familiarity"].to_numpy(dtype=float)
+        if len(scores) and len(fam_keys):
+            w = _take(fam_scores, fam_index.get_indexer(asked[here]).astype(np.int64), np.nan)
             ok = ~np.isnan(w)
             if ok.any() and w[ok].sum() > 0:
-                weighted = float(np.average(scores.to_numpy()[ok], weights=w[ok]))
-        mos_rows.append({"metric": metric, "label": labels.get(metric, metric), "mean": m.mean, "low": m.low,
-                         "high": m.high, "sd": m.sd, "n": m.n, "weighted_mean": weighted})
-        counts = scores.astype(int).value_counts()
+                weighted = float(np.average(scores[ok], weights=w[ok]))
+        label = labels.get(name, name)
+        mos_rows.append({"metric": name, "label": label, "mean": m.mean, "low": m.low, "high": m.high, "sd": m.sd,
+                         "n": m.n, "weighted_mean": weighted})
+        counts = pd.Series(scores.astype(int)).value_counts()
         top = max([5, *counts.index.tolist()]) if len(counts) else 5
-        for score in range(1, top + 1):
-            dist_rows.append({"metric": metric, "label": labels.get(metric, metric), "score": score,
-                              "count": int(counts.get(score, 0))})
-        table = m_rows.pivot_table(index="session_id", columns="item_id", values="score", aggfunc="first")
-        multi = table.columns[table.notna().sum(axis=0) >= 2]
-        alpha = math.nan
-        if len(multi):
-            alpha = stats.krippendorff_alpha(table[multi].to_numpy(dtype=float), "ordinal")
-        agree_rows.append({"metric": metric, "label": labels.get(metric, metric), "alpha": alpha,
-                           "items": len(multi), "raters": int(table[multi].notna().any(axis=1).sum())
-                           if len(multi) else 0})
+        for value in range(1, top + 1):
+            dist_rows.append({"metric": name, "label": label, "score": value, "count": int(counts.get(value, 0))})
+        alpha, n_items, n_raters = _ordinal_alpha(session[here], item[here], scores, len(item_names))
+        agree_rows.append({"metric": name, "label": label, "alpha": alpha, "items": n_items, "raters": n_raters})
     mos = pd.DataFrame(mos_rows, columns=["metric", "label", "mean", "low", "high", "sd", "n", "weighted_mean"])
     if familiarity_weighted:
         mos = mos.assign(shown_mean=mos["weighted_mean"])
@@ -327,8 +472,37 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
         task=task["id"], title=task.get("title", task["id"]), mos=mos,
         distribution=pd.DataFrame(dist_rows, columns=["metric", "label", "score", "count"]),
         agreement=pd.DataFrame(agree_rows, columns=["metric", "label", "alpha", "items", "raters"]),
-        n_items_rated=int(rows.drop_duplicates(["session_id", "question_index"]).shape[0]),
+        n_items_rated=len(np.unique(asked)),
     )
+
+
+def _ordinal_alpha(session: np.ndarray, item: np.ndarray, score: np.ndarray, n_items: int
+                   ) -> tuple[float, int, int]:
+    """Ordinal Krippendorff's alpha over items with >= 2 evaluators: (alpha, items, evaluators).
+
+    An evaluator's first score of an item counts, once. Alpha depends only on
+    the values each item received, not on who gave them, so the matrix handed
+    to ``krippendorff`` stacks each item's values in one column (rows = the
+    most values any item has) instead of evaluators x items, which for 20,000
+    evaluators would be mostly empty.
+    """
+    key = session * max(n_items, 1) + item
+    _, first = np.unique(key, return_index=True)  # first score per (evaluator, item)
+    first = np.sort(first)
+    per_item = np.bincount(item[first], minlength=n_items)
+    multi = per_item >= 2
+    if not multi.any():
+        return math.nan, 0, 0
+    chosen = first[multi[item[first]]]
+    raters = len(np.unique(session[chosen]))
+    column = np.cumsum(multi) - 1  # item code -> column among the chosen items
+    order = chosen[np.argsort(item[chosen], kind="stable")]
+    cols = column[item[order]]
+    starts = np.searchsorted(cols, np.arange(int(multi.sum())))
+    rows = np.arange(len(order)) - starts[cols]
+    matrix = np.full((int(per_item[multi].max()), int(multi.sum())), np.nan)
+    matrix[rows, cols] = score[order]
+    return stats.krippendorff_alpha(matrix, "ordinal"), int(multi.sum()), raters
 
 
 # ----------------------------------------------------------------------------- quality signals
@@ -338,46 +512,113 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
                     fast_ms: int = 2000) -> pd.DataFrame:
     """Per evaluator: completion, time, too-fast answers, straight-lining and agreement with the majority.
 
-    Agreement compares the source an evaluator picked on a question slot with the
-    majority of the *other* evaluators on that slot (leave-one-out), over
-    forced-choice answers; slots where the others tie are skipped.
+    ``longest_same_run`` is the longest run of identical responses within one
+    task, in the order answered. Agreement compares the source an evaluator
+    picked on a question slot with the majority of the *other* evaluators on
+    that slot (leave-one-out), over answers with a picked source; slots where
+    the others tie are skipped.
     """
-    ev = ev.sort_values(["session_id", "task", "id"])
-    times = pd.concat([ev[["session_id", "time_spent_ms"]],
-                       ratings.drop_duplicates(["session_id", "task", "question_index"])[
-                           ["session_id", "time_spent_ms"]]])
-    per = times.groupby("session_id")["time_spent_ms"]
-    total_s = per.sum(min_count=1) / 1000
-    median_s = ev.groupby("session_id")["time_spent_ms"].median() / 1000
-    fast = (ev["time_spent_ms"] < fast_ms).groupby(ev["session_id"]).sum()
-    answers = ev.groupby("session_id").size()
-    # straight-lining: the longest run of identical responses within one task (vectorised run lengths)
-    key = ev["session_id"] + "\x1f" + ev["task"]
-    run_id = ((ev["response"] != ev["response"].shift()) | (key != key.shift())).cumsum()
-    runs = run_id.map(run_id.value_counts()).groupby(ev["session_id"]).max()
-    # leave-one-out majority on (task, slot), over answers with a picked source
-    picks = ev[ev["review_source"].notna()][["session_id", "task", "slot", "review_source"]]
-    agree = pd.Series(dtype=float)
-    if len(picks):
-        counts = picks.groupby(["task", "slot", "review_source"]).size().rename("count").reset_index()
-        merged = picks.merge(counts, on=["task", "slot"], suffixes=("", "_other"))
-        merged["count"] -= (merged["review_source"] == merged["review_source_other"]).astype(int)
-        slot_key = ["session_id", "task", "slot"]
-        top = merged.groupby(slot_key)["count"].transform("max")
-        leaders = merged[(merged["count"] == top) & (top > 0)]
-        n_leaders = leaders.groupby(slot_key)["review_source_other"].transform("nunique")
-        unique = leaders[n_leaders == 1]
-        agree = (unique["review_source"] == unique["review_source_other"]).groupby(unique["session_id"]).mean()
+    index = pd.Index(sessions["session_id"])
+    n = len(index)
+    owner = _recode(ev["session_id"], index)
+    mine = owner >= 0
+    times = ev["time_spent_ms"].to_numpy(dtype=float)
+    # time per rated item: the first rating row of each (session, task, question) carries it
+    r_owner = _recode(ratings["session_id"], index)
+    r_task, r_task_names = _codes(ratings["task"])
+    r_question = ratings["question_index"].to_numpy(dtype=np.int64)
+    r_span = int(r_question.max()) + 1 if len(r_question) else 1
+    _, r_first = np.unique((r_owner * (len(r_task_names) + 1) + r_task) * r_span + r_question, return_index=True)
+    r_first = r_first[r_owner[r_first] >= 0]
+    r_times = ratings["time_spent_ms"].to_numpy(dtype=float)[r_first]
+    all_owner = np.concatenate([owner[mine], r_owner[r_first]])
+    all_times = np.concatenate([times[mine], r_times])
+    timed = ~np.isnan(all_times)
+    total_ms = np.bincount(all_owner[timed], weights=all_times[timed], minlength=n)
+    total_s = np.where(np.bincount(all_owner[timed], minlength=n) > 0, total_ms / 1000, np.nan)
+    median_s = (pd.Series(times[mine]).groupby(owner[mine]).median() / 1000).reindex(range(n)).to_numpy()
+    answers = np.bincount(owner[mine], minlength=n)
+    fast = np.bincount(owner[mine], weights=(times[mine] < fast_ms), minlength=n).astype(int)
+    task, task_names = _codes(ev["task"])
+    runs = _longest_runs(owner, task, len(task_names), _codes(ev["response"])[0], ev["id"].to_numpy(), n)
+    agree = _majority_agreement(ev, owner, n)
     table = sessions[["session_id", "evaluator_name", "external_id", "status", "started_at",
                       "completed_at"]].copy()
     table["completed"] = table["completed_at"].notna()
-    table["answers"] = table["session_id"].map(answers).fillna(0).astype(int)
-    table["total_time_s"] = table["session_id"].map(total_s)
-    table["median_time_s"] = table["session_id"].map(median_s)
-    table["fast_answers"] = table["session_id"].map(fast).fillna(0).astype(int)
-    table["longest_same_run"] = table["session_id"].map(runs).fillna(0).astype(int)
-    table["majority_agreement"] = table["session_id"].map(agree)
+    table["answers"] = answers
+    table["total_time_s"] = total_s
+    table["median_time_s"] = median_s
+    table["fast_answers"] = fast
+    table["longest_same_run"] = runs
+    table["majority_agreement"] = agree
     return table.reset_index(drop=True)
+
+
+def _longest_runs(owner: np.ndarray, task: np.ndarray, n_tasks: int, response: np.ndarray, ids: np.ndarray,
+                  n: int) -> np.ndarray:
+    """Per session: the longest run of identical responses within one task, in id order (0 with no answers)."""
+    out = np.zeros(n, dtype=int)
+    mine = np.flatnonzero(owner >= 0)
+    if not len(mine):
+        return out
+    if np.any(np.diff(ids[mine]) < 0):
+        mine = mine[np.argsort(ids[mine], kind="stable")]
+    block = owner[mine] * (n_tasks + 1) + task[mine]
+    order = mine[np.argsort(block, kind="stable")]  # by (session, task), id order kept within
+    block, resp = owner[order] * (n_tasks + 1) + task[order], response[order]
+    starts = np.flatnonzero(np.r_[True, (resp[1:] != resp[:-1]) | (block[1:] != block[:-1])])
+    lengths = np.diff(np.r_[starts, len(order)])
+    np.maximum.at(out, owner[order][starts], lengths)
+    return out
+
+
+def _majority_agreement(ev: pd.DataFrame, owner: np.ndarray, n: int) -> np.ndarray:
+    """Per session: the share of its picks that match the leave-one-out majority of its slot (NaN: none).
+
+    The majority of a (task, slot) is taken over the other evaluators' picks:
+    every pick of the evaluator itself on that slot is left out. Vectorised
+    over picks, one pass per source (there are few sources and many picks).
+    """
+    source, source_names = _codes(ev["review_source"])
+    task, _ = _codes(ev["task"])
+    slot, _ = pd.factorize(ev["slot"])
+    session, session_names = _codes(ev["session_id"])
+    picks = np.flatnonzero((source >= 0) & (slot >= 0))  # every evaluator's pick counts for the others
+    out = np.full(n, np.nan)
+    if not len(picks):
+        return out
+    k = len(source_names)
+    src = source[picks]
+    group, group_names = pd.factorize(task[picks] * (int(slot.max()) + 1) + slot[picks])
+    counts = np.bincount(group * k + src, minlength=len(group_names) * k).reshape(-1, k)
+    others = [counts[:, s][group].astype(np.int32) - (src == s) for s in range(k)]  # minus the pick itself
+    # An evaluator normally picks once per slot; where one picked more often, leave out the other picks too.
+    mine = session[picks].astype(np.int64) * len(group_names) + group
+    if len(session_names) * len(group_names) <= 4 * len(picks) + (1 << 20):
+        repeated = np.bincount(mine)[mine] > 1
+    else:
+        _, inverse, times = np.unique(mine, return_inverse=True, return_counts=True)
+        repeated = times[inverse] > 1
+    if repeated.any():
+        rows = np.flatnonzero(repeated)
+        own_key, own_names = pd.factorize(mine[rows])
+        own = np.bincount(own_key * k + src[rows], minlength=len(own_names) * k).reshape(-1, k)
+        for s in range(k):
+            others[s][rows] -= own[own_key, s] - (src[rows] == s)
+    top = others[0].copy()
+    leader = np.zeros(len(picks), dtype=np.int64)
+    for s in range(1, k):
+        ahead = others[s] > top
+        leader[ahead] = s
+        np.maximum(top, others[s], out=top)
+    n_top = sum((others[s] == top).astype(np.int8) for s in range(k))
+    unique_leader = (top > 0) & (n_top == 1)
+    who = owner[picks]
+    counted = unique_leader & (who >= 0)
+    total = np.bincount(who[counted], minlength=n)
+    hits = np.bincount(who[counted], weights=(leader == src)[counted], minlength=n)
+    np.divide(hits, total, out=out, where=total > 0)
+    return out
 
 
 # ----------------------------------------------------------------------------- the whole report
@@ -397,41 +638,99 @@ class Report:
     bradley_terry_all: pd.DataFrame
     ratings: list[RatingResult]
     quality: pd.DataFrame  # all sessions, any status (the admin table)
-    answers: pd.DataFrame  # the included answers (for timelines and histograms)
+    timeline: pd.DataFrame  # time, count, series: cumulative evaluators started / completed and answers
+    answer_times: pd.DataFrame  # start, end, count: histogram of seconds per answer (included answers)
     title: str = ""
+
+
+def timeline(sessions: pd.DataFrame, answers: pd.DataFrame, max_points: int = 400) -> pd.DataFrame:
+    """Cumulative counts over time of evaluators started, evaluators completed and answers.
+
+    A series longer than ``max_points`` is thinned to that many evenly spaced
+    points, so a chart of a million answers stays small. Sessions are sorted by
+    time; answers are taken in the order they were stored (their ids), which
+    is the order of their timestamps up to clock differences between servers.
+    """
+    parts = []
+    for label, stamps, stored_order in (("evaluators started", sessions["started_at"], False),
+                                        ("evaluators completed", sessions["completed_at"], False),
+                                        ("answers", answers["created_at"], True)):
+        stamps = stamps.dropna()
+        if not stored_order:
+            stamps = stamps.sort_values(kind="stable")
+        counts = np.arange(1, len(stamps) + 1)
+        if len(stamps) > max_points:
+            pick = np.unique(np.linspace(0, len(stamps) - 1, max_points).round().astype(int))
+            stamps, counts = stamps.iloc[pick], counts[pick]
+        times = pd.to_datetime(pd.Series(np.asarray(stamps, dtype=object)), utc=True, format="ISO8601")
+        parts.append(pd.DataFrame({"time": np.sort(times.to_numpy()), "count": counts, "series": label}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def answer_time_bins(answers: pd.DataFrame, fast_ms: int, bins: int = 40) -> pd.DataFrame:
+    """Histogram of seconds per answer (clipped at the 99th percentile, or the fast threshold if larger)."""
+    seconds = answers["time_spent_ms"].to_numpy(dtype=float) / 1000
+    seconds = seconds[~np.isnan(seconds)]
+    if not len(seconds):
+        return pd.DataFrame(columns=["start", "end", "count"])
+    cap = max(float(np.quantile(seconds, 0.99)), fast_ms / 1000)
+    counts, edges = np.histogram(np.minimum(seconds, cap), bins=bins, range=(0.0, cap if cap > 0 else 1.0))
+    return pd.DataFrame({"start": edges[:-1], "end": edges[1:], "count": counts})
 
 
 def analyse(frames: Frames, options: Options | None = None) -> Report:
     """Compute every result table from the stored rows."""
     options = options or Options()
     included = included_sessions(frames.sessions, options.completed_only)
-    ids = set(included["session_id"])
-    ev = frames.evaluations[frames.evaluations["session_id"].isin(ids)]
-    rt = frames.ratings[frames.ratings["session_id"].isin(ids)]
+    ev, rt = frames.evaluations, frames.ratings
+    keep = ev["session_id"].isin(included["session_id"])
+    ev = ev if keep.all() else ev[keep.to_numpy()]
+    keep = rt["session_id"].isin(included["session_id"])
+    rt = rt if keep.all() else rt[keep.to_numpy()]
     tasks = tasks_of(frames)
     triplets = [triplet_results(ev, t, options.confidence) for t in tasks if t["kind"] == "triplet"]
     pairwise = [pairwise_results(ev, t, options.confidence) for t in tasks if t["kind"] == "pairwise"]
-    all_records = pd.concat([p.records for p in pairwise], ignore_index=True) if pairwise else pd.DataFrame()
     rating = [rating_results(rt, t, options.confidence, options.familiarity_weighted)
               for t in tasks if t["kind"] == "rating"]
+    bt_all = _bt_frame({})
+    if any(len(p.records) for p in pairwise):
+        total = pd.DataFrame()
+        for p in pairwise:
+            total = total.add(p.wins, fill_value=0)
+        items = sorted(total.index, key=str)
+        bt_all = _bt_frame(stats.bradley_terry_matrix(items, total.reindex(index=items, columns=items)
+                                                      .fillna(0).to_numpy()))
+    r_session, _ = _codes(rt["session_id"])
+    r_task, r_task_names = _codes(rt["task"])
+    r_question = rt["question_index"].to_numpy(dtype=np.int64)
+    span = int(r_question.max()) + 1 if len(r_question) else 1
     titles = [s.get("title", "") for s in frames.studies.values()]
-    answers = ev.merge(frames.sessions[["session_id", "started_at"]], on="session_id", how="left")
     return Report(
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
-        n_answers=len(ev), n_ratings=int(rt.drop_duplicates(["session_id", "task", "question_index"]).shape[0]),
-        triplets=triplets, pairwise=pairwise,
-        bradley_terry_all=_bt_frame(stats.bradley_terry(all_records)) if len(all_records) else _bt_frame({}),
-        ratings=rating, quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings,
-                                                options.fast_ms),
-        answers=answers, title=titles[-1] if titles else "",
+        n_answers=len(ev),
+        n_ratings=len(np.unique((r_session * (len(r_task_names) + 1) + r_task) * span + r_question)),
+        triplets=triplets, pairwise=pairwise, bradley_terry_all=bt_all, ratings=rating,
+        quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms),
+        timeline=timeline(frames.sessions, ev), answer_times=answer_time_bins(ev, options.fast_ms),
+        title=titles[-1] if titles else "",
     )
 
 
 # ----------------------------------------------------------------------------- exports
 
 
+def _require_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the {what} frame lacks {', '.join(missing)}: export needs load_frames(store, full=True)")
+
+
 def evaluations_csv(frames: Frames) -> str:
-    """All evaluations as CSV: the CERA column names first, then evalkit's own columns."""
+    """All evaluations as CSV: the CERA column names first, then evalkit's own columns.
+
+    Needs every stored column: frames from ``load_frames(store, full=True)``.
+    """
+    _require_columns(frames.evaluations, EVALUATION_COLUMNS, "evaluations")
     ev = frames.evaluations.merge(
         frames.sessions[["session_id", "evaluator_name", "external_id", "status", "study_version"]],
         on="session_id", how="left")
@@ -441,7 +740,11 @@ def evaluations_csv(frames: Frames) -> str:
 
 
 def ratings_csv(frames: Frames) -> str:
-    """All rubric ratings as CSV (one row per metric), with the evaluator's name and session status."""
+    """All rubric ratings as CSV (one row per metric), with the evaluator's name and session status.
+
+    Needs every stored column: frames from ``load_frames(store, full=True)``.
+    """
+    _require_columns(frames.ratings, RATING_COLUMNS, "ratings")
     rt = frames.ratings.merge(frames.sessions[["session_id", "evaluator_name", "external_id", "status"]],
                               on="session_id", how="left")
     columns = {"evaluator_name": "evaluatorName", "session_id": "sessionId", "task": "task",

@@ -63,30 +63,22 @@ def rating_chart(result: RatingResult) -> alt.Chart:
     ).properties(width=110, height=150, title=f"{result.title}: score distributions")
 
 
-def timeline_chart(sessions: pd.DataFrame, answers: pd.DataFrame) -> alt.Chart:
-    """Cumulative evaluators started, evaluators completed and answers over time."""
-    parts = []
-    for label, stamps in (("evaluators started", sessions["started_at"]),
-                          ("evaluators completed", sessions["completed_at"].dropna()),
-                          ("answers", answers["created_at"])):
-        times = pd.to_datetime(stamps, utc=True, format="ISO8601").sort_values()
-        parts.append(pd.DataFrame({"time": times, "count": range(1, len(times) + 1), "series": label}))
-    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["time", "count", "series"])
-    return alt.Chart(frame).mark_line(interpolate="step-after", point=False).encode(
+def timeline_chart(timeline: pd.DataFrame) -> alt.Chart:
+    """Cumulative evaluators started, evaluators completed and answers over time (``Report.timeline``)."""
+    return alt.Chart(timeline).mark_line(interpolate="step-after", point=False).encode(
         x=alt.X("time:T", title=None), y=alt.Y("count:Q", title="cumulative count"),
         color=alt.Color("series:N", title=None, scale=alt.Scale(range=[BLUE, "#2f7d3b", GREY])),
         tooltip=["series:N", alt.Tooltip("time:T", format="%Y-%m-%d %H:%M:%S"), "count:Q"],
     ).properties(title="Timeline", height=220)
 
 
-def time_histogram(answers: pd.DataFrame, fast_ms: int) -> alt.Chart:
-    """Histogram of per-question answer times (seconds, clipped at the 99th percentile), fast threshold marked."""
-    seconds = answers["time_spent_ms"].dropna().astype(float) / 1000
-    cap = float(seconds.quantile(0.99)) if len(seconds) else 60.0
-    frame = pd.DataFrame({"seconds": seconds.clip(upper=max(cap, fast_ms / 1000))})
-    bars = alt.Chart(frame).mark_bar(color=BLUE).encode(
-        x=alt.X("seconds:Q", bin=alt.Bin(maxbins=40), title="seconds per question"),
-        y=alt.Y("count():Q", title="answers"))
+def time_histogram(bins: pd.DataFrame, fast_ms: int) -> alt.Chart:
+    """Histogram of seconds per answer (``Report.answer_times``, binned already), fast threshold marked."""
+    bars = alt.Chart(bins).mark_bar(color=BLUE).encode(
+        x=alt.X("start:Q", title="seconds per question"), x2="end:Q",
+        y=alt.Y("count:Q", title="answers"),
+        tooltip=[alt.Tooltip("start:Q", format=".1f", title="from (s)"), alt.Tooltip("end:Q", format=".1f",
+                                                                                      title="to (s)"), "count:Q"])
     rule = alt.Chart(pd.DataFrame({"fast": [fast_ms / 1000]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
         x="fast:Q", tooltip=[alt.Tooltip("fast:Q", title="fast threshold (s)")])
     return (bars + rule).properties(title="Time per question", height=200)

@@ -80,12 +80,17 @@ if not authenticated(password):
 # ----------------------------------------------------------------------------- cached analysis
 
 
-@st.cache_resource(max_entries=6, show_spinner="Computing the results...")
-def compute(_store: Store, db_path: str, version: tuple, options: Options) -> tuple[Frames, Report]:
-    """Frames and report for one data version (the cache key): a refresh with no new answers costs one
-    cheap query (``data_version``) and no recomputation."""
-    frames = load_frames(_store)
-    return frames, analyse(frames, options)
+@st.cache_resource(max_entries=2, show_spinner="Reading the answers...")
+def frames_at(_store: Store, db_path: str, version: tuple) -> Frames:
+    """The stored rows at one data version (the cache key); two versions kept, as frames of a large study are big."""
+    return load_frames(_store)
+
+
+@st.cache_resource(max_entries=12, show_spinner="Computing the results...")
+def compute(_store: Store, db_path: str, version: tuple, options: Options) -> Report:
+    """The report for one data version and one set of options: a refresh with no new answers costs one cheap
+    query (``data_version``) and no recomputation; changing an option recomputes without rereading."""
+    return analyse(frames_at(_store, db_path, version), options)
 
 
 def log_export(what: str) -> None:
@@ -227,7 +232,7 @@ def delete(session_id: str) -> None:
         ui.flash("success", f"Session {_short(session_id)} and all its answers were deleted.")
 
 
-def show_evaluators(frames: Frames, report: Report) -> None:
+def show_evaluators(report: Report) -> None:
     q = report.quality.copy()
     if q.empty:
         st.info("No evaluator has started yet.")
@@ -241,9 +246,9 @@ def show_evaluators(frames: Frames, report: Report) -> None:
                "responses in a row (straight-lining) · majority_agreement: picks matching the other evaluators' "
                "majority on the same question slot. Excluded and trashed sessions are listed but never counted.")
     left, right = st.columns(2)
-    if not report.answers.empty:
-        left.altair_chart(charts.timeline_chart(frames.sessions, report.answers), width="stretch")
-        right.altair_chart(charts.time_histogram(report.answers, report.options.fast_ms), width="stretch")
+    if report.n_answers:
+        left.altair_chart(charts.timeline_chart(report.timeline), width="stretch")
+        right.altair_chart(charts.time_histogram(report.answer_times, report.options.fast_ms), width="stretch")
 
     st.markdown("#### Manage an evaluator")
     ids = list(report.quality["session_id"])
@@ -274,11 +279,21 @@ def show_evaluators(frames: Frames, report: Report) -> None:
                   key="act_delete")
 
 
-def show_exports(frames: Frames, report: Report) -> None:
+def evaluations_file() -> str:
+    """Every stored evaluation, every column, read when the button is clicked (not on every rerun)."""
+    return evaluations_csv(load_frames(store, full=True))
+
+
+def ratings_file() -> str:
+    """Every stored rating, read when the button is clicked."""
+    return ratings_csv(load_frames(store, full=True))
+
+
+def show_exports(report: Report) -> None:
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Evaluations (CSV)", evaluations_csv(frames), file_name="evaluations.csv",
+    c1.download_button("Evaluations (CSV)", evaluations_file, file_name="evaluations.csv",
                        mime="text/csv", on_click=log_export, args=("evaluations.csv",), key="dl_evaluations")
-    c2.download_button("Ratings (CSV)", ratings_csv(frames), file_name="ratings.csv", mime="text/csv",
+    c2.download_button("Ratings (CSV)", ratings_file, file_name="ratings.csv", mime="text/csv",
                        on_click=log_export, args=("ratings.csv",), key="dl_ratings")
     c3.download_button("Main results (CSV)", results_csv(report), file_name="results.csv", mime="text/csv",
                        on_click=log_export, args=("results.csv",), key="dl_results")
@@ -300,7 +315,7 @@ def live() -> None:
     """Everything that updates without a click (re-checks the password on every refresh)."""
     if not authenticated(password):
         st.rerun()
-    frames, report = compute(store, str(store.path), store.data_version(), options)
+    report = compute(store, str(store.path), store.data_version(), options)
     st.caption(f"Updated {time.strftime('%H:%M:%S')} · refreshes every {REFRESH_SECONDS} s")
     overview, ratings, evaluators, exports = st.tabs(["Overview", "Ratings", "Evaluators", "Exports"])
     with overview:
@@ -308,9 +323,9 @@ def live() -> None:
     with ratings:
         show_ratings(report)
     with evaluators:
-        show_evaluators(frames, report)
+        show_evaluators(report)
     with exports:
-        show_exports(frames, report)
+        show_exports(report)
 
 
 live()

@@ -323,3 +323,126 @@ def test_report_cli_prints_the_same_numbers_as_analyse(filled_db: Path) -> None:
     assert pd.read_csv(io.StringIO(exported.stdout)).shape[0] == 12 * 10
     missing = run_cli("report", "--db", str(filled_db.parent / "nope.sqlite"))
     assert missing.returncode == 1 and "database not found" in missing.stderr
+
+
+# ----------------------------------------------------------------------------- columnar frames and scale
+
+
+def flat_report(report) -> dict:
+    """Every table and number of a report, by a dotted path (for comparing two reports)."""
+    import dataclasses
+
+    out = {}
+
+    def walk(obj, path):
+        if dataclasses.is_dataclass(obj):
+            for f in dataclasses.fields(obj):
+                walk(getattr(obj, f.name), f"{path}.{f.name}")
+        elif isinstance(obj, list):
+            for i, x in enumerate(obj):
+                walk(x, f"{path}[{i}]")
+        else:
+            out[path] = obj
+
+    walk(report, "")
+    return out
+
+
+def test_columnar_frames_give_the_same_report_as_plain_frames(filled_db: Path) -> None:
+    """load_frames' categoricals (integer codes) and the plain string frames of load_frames(full=True)
+    must give the same numbers: the analysis codes plain columns itself."""
+    from evalkit.storage import Store
+
+    store = Store(filled_db)
+    columnar, plain = load_frames(store), load_frames(store, full=True)
+    store.close()
+    assert isinstance(columnar.evaluations["review_source"].dtype, pd.CategoricalDtype)
+    assert "detail" not in columnar.evaluations and "detail" in plain.evaluations
+    for options in (Options(), Options(completed_only=True, familiarity_weighted=True, fast_ms=4000)):
+        a, b = flat_report(analyse(columnar, options)), flat_report(analyse(plain, options))
+        assert a.keys() == b.keys()
+        for key in a:
+            x, y = a[key], b[key]
+            if isinstance(x, pd.DataFrame):
+                pd.testing.assert_frame_equal(x.astype(object), y.astype(object), check_exact=False, rtol=1e-12,
+                                              obj=key)
+            elif isinstance(x, float) and math.isnan(x):
+                assert math.isnan(y), key
+            else:
+                assert x == y, key
+
+
+def test_majority_agreement_leaves_out_every_own_pick_on_the_slot() -> None:
+    ses = sessions_frame(("e1", "active", False), ("e2", "active", False), ("e3", "active", False))
+    rows = [ev_row(1, "e1", "t", 0, "A", "r", 0), ev_row(2, "e1", "t", 1, "A", "r", 0),
+            ev_row(3, "e1", "t", 2, "A", "r", 0), ev_row(4, "e2", "t", 0, "A", "g", 0),
+            ev_row(5, "e3", "t", 0, "A", "h", 0)]
+    q = quality_signals(ses, pd.DataFrame(rows, columns=EVALUATION_COLUMNS), pd.DataFrame(columns=RATING_COLUMNS))
+    q = q.set_index("session_id")["majority_agreement"]
+    # e1's others: g, h -> a tie, skipped (leaving out only one own pick would let e1 agree with itself: r, r, g, h)
+    assert math.isnan(q["e1"])
+    assert q["e2"] == 0.0 and q["e3"] == 0.0  # their others: r r r (+ h or g): the majority is r
+
+
+def test_pairwise_leaves_out_answers_that_compare_nothing() -> None:
+    rows = pd.DataFrame([
+        ev_row(1, "e1", "p", 0, "A", "x", 0, left="x", right="y", kind="pairwise"),
+        ev_row(2, "e1", "p", 1, "A", "x", 1, left="x", right=None, kind="pairwise"),   # one source missing
+        ev_row(3, "e2", "p", 0, "B", "x", 0, left="x", right="x", kind="pairwise"),    # the same source twice
+        ev_row(4, "e2", "p", 1, "B", "y", 1, left="x", right="y", kind="pairwise"),
+    ], columns=EVALUATION_COLUMNS)
+    res = pairwise_results(rows, PAIRS)
+    assert list(res.win_rates["pair"].unique()) == ["x vs y"] and (res.win_rates["n"] == 2).all()
+    assert len(res.records) == 2 and res.n_answers == 4
+    assert res.wins.loc["x", "y"] == 1 and res.wins.loc["y", "x"] == 1
+
+
+def test_alpha_over_stacked_item_columns_equals_the_evaluator_by_item_table() -> None:
+    """rating_results hands krippendorff each item's values stacked in a column, not evaluators x items:
+    the same alpha as the full table (and the first score of a repeated item counts once)."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    rows, i = [], 0
+    for s in range(40):
+        for q, item in enumerate(rng.choice(12, size=4, replace=False)):
+            i += 1
+            rows.append({"id": i, "session_id": f"s{s}", "task": "n", "question_index": q, "item_id": f"i{item}",
+                         "metric": "q", "score": int(rng.integers(1, 6)), "comment": "", "time_spent_ms": 1,
+                         "created_at": ""})
+    rows.append({**rows[0], "id": 999, "question_index": 9, "score": 1})  # s0 rates its first item again
+    frame = pd.DataFrame(rows, columns=RATING_COLUMNS)
+    table = frame.drop_duplicates(["session_id", "item_id"]).pivot(index="session_id", columns="item_id",
+                                                                    values="score")
+    expected = stats.krippendorff_alpha(table.to_numpy(dtype=float), "ordinal")
+    agree = rating_results(frame, RATING).agreement.iloc[0]
+    assert agree["alpha"] == pytest.approx(expected, rel=1e-12)
+    assert agree["items"] == 12 and agree["raters"] == 40
+
+
+def test_timeline_is_thinned_and_cumulative() -> None:
+    from evalkit.analysis import answer_time_bins, timeline
+
+    ses = sessions_frame(("e1", "completed", True), ("e2", "active", False), ("e3", "active", False))
+    answers = pd.DataFrame({"created_at": [f"2026-01-01T00:{m // 60:02d}:{m % 60:02d}Z" for m in range(1000)],
+                            "time_spent_ms": [500.0 * (k % 20) for k in range(999)] + [math.nan]})
+    line = timeline(ses, answers, max_points=50)
+    got = line[line["series"] == "answers"]
+    assert len(got) <= 50 and got["count"].iloc[0] == 1 and got["count"].iloc[-1] == 1000
+    assert got["count"].is_monotonic_increasing and got["time"].is_monotonic_increasing
+    assert line[line["series"] == "evaluators started"]["count"].tolist() == [1, 2, 3]
+    assert line[line["series"] == "evaluators completed"]["count"].tolist() == [1]
+    bins = answer_time_bins(answers, fast_ms=2000)
+    assert bins["count"].sum() == 999 and len(bins) == 40  # the NaN time is left out
+    assert bins["start"].iloc[0] == 0 and bins["end"].iloc[-1] == pytest.approx(9.5)  # clipped at the 99th pct
+    assert answer_time_bins(answers.iloc[:0], 2000).empty
+
+
+def test_csv_export_needs_every_column(filled_db: Path) -> None:
+    from evalkit.storage import Store
+
+    store = Store(filled_db)
+    with pytest.raises(ValueError, match=r"full=True"):
+        evaluations_csv(load_frames(store))
+    assert evaluations_csv(load_frames(store, full=True)).startswith("evaluatorName,sessionId")
+    store.close()

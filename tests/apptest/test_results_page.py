@@ -7,6 +7,7 @@ import random
 
 import pandas as pd
 import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.errors import AppTestError
@@ -201,9 +202,23 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
         return original(self, path_or_data, mimetype, kind, filename)
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
+    generators: dict[str, object] = {}
+    original_deferred = MediaFileManager.add_deferred
+
+    def capture_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        generators[file_name] = data_callable
+        return original_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", capture_deferred)
     at = unlock(results_app(harness))
-    labels = [d.proto.label for d in at.get("download_button")]
+    buttons = at.get("download_button")
+    labels = [d.proto.label for d in buttons]
     assert labels == ["Evaluations (CSV)", "Ratings (CSV)", "Main results (CSV)", "Download the LaTeX table"]
+    # the two data exports are generated when clicked (deferred), not on every rerun of the page
+    assert all(d.proto.deferred_file_id for d in buttons[:2]) and "evaluations.csv" not in files
+    assert set(generators) == {"evaluations.csv", "ratings.csv"}
+    for name, generate in generators.items():  # what Streamlit calls when the button is clicked
+        files[name] = generate().encode()
     evaluations = pd.read_csv(io.BytesIO(files["evaluations.csv"]))
     assert list(evaluations.columns[:11]) == ["evaluatorName", "sessionId", "task", "questionIndex", "response",
                                               "reviewSource", "domain", "timeSpentMs", "leftSource", "rightSource",
