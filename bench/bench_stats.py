@@ -28,13 +28,15 @@ SUMMARY = {"title": "bench", "tasks": [
     {"id": "turing", "kind": "triplet", "title": "Spot", "sources": SOURCES, "target": "real",
      "selection": "per-evaluator"},
     {"id": "pairwise", "kind": "pairwise", "title": "Natural", "response": "choice"},
+    {"id": "help", "kind": "pairwise", "title": "Helpful", "response": "slider"},
     {"id": "novelty", "kind": "rating", "title": "Rate", "familiarity": True,
      "metrics": [{"id": m, "label": m, "scale": 5} for m in ("specificity", "relevance", "factuality", "rating")]},
 ]}
 
 
 def build(path: Path, sessions: int, answers: int) -> None:
-    """A database with sessions x answers evaluation rows (half triplets, half pairs) and 10 rating rows each."""
+    """A database with sessions x answers evaluation rows (half triplets, a quarter pairwise choices, a quarter
+    slider answers) and 10 rating rows each."""
     Store(path, synchronous="NORMAL").close()
     rng = random.Random(7)
     conn = sqlite3.connect(path, isolation_level=None)
@@ -51,14 +53,22 @@ def build(path: Path, sessions: int, answers: int) -> None:
         for sid in ids:
             for i in range(half):
                 picked = rng.choices(SOURCES, weights=(5, 3, 2))[0]
-                yield (sid, "turing", "triplet", i, i % 5, "ABC"[rng.randrange(3)], picked, DOMAINS[i % 3],
+                yield (sid, "turing", "triplet", i, i, "ABC"[rng.randrange(3)], picked, DOMAINS[i % 3],
                        rng.randint(800, 30000), None, None, '["real","cera","heuristic"]', '["x","y","z"]', 1, "{}",
                        now)
-            for i in range(answers - half):
+            for i in range((answers - half) // 2):
                 left, right = rng.sample(SOURCES, 2)
                 choice = "A" if rng.random() < 0.55 else "B"
-                yield (sid, "pairwise", "pairwise", i, i % 5, choice, left if choice == "A" else right,
+                yield (sid, "pairwise", "pairwise", i, i, choice, left if choice == "A" else right,
                        DOMAINS[i % 3], rng.randint(800, 30000), left, right, "[]", "[]", 1, "{}", now)
+            for i in range(answers - half - (answers - half) // 2):
+                left, right = rng.sample(SOURCES, 2)
+                value = rng.choice((-40, -10, 0, 0, 10, 25, 50))
+                button = "accept" if rng.random() < 0.6 else "reject"
+                picked = left if value < 0 else right if value > 0 else None
+                yield (sid, "help", "pairwise", i, i, str(value), picked, DOMAINS[i % 3],
+                       rng.randint(800, 30000), left, right, "[]", "[]", 1,
+                       json.dumps({"button": button, "outcome": "x"}), now)
 
     conn.executemany("INSERT INTO evaluations (session_id, task, kind, question_index, slot, response, review_source,"
                      " domain, time_spent_ms, left_source, right_source, sources, item_ids, matched, detail,"
