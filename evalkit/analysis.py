@@ -68,9 +68,11 @@ EVALUATION_COLUMNS = ["id", "session_id", "task", "kind", "question_index", "slo
 RATING_COLUMNS = ["id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
                   "time_spent_ms", "created_at"]
 
-#: The slider's button, taken out of the ``detail`` JSON in SQL (only on rows that have one).
-_BUTTON_SQL = ("CASE WHEN instr(detail, '\"button\"') > 0 AND json_valid(detail)"
+#: The slider's button, taken out of the ``detail`` JSON in SQL (only on rows that have one; most are '{}').
+_BUTTON_SQL = ("CASE WHEN detail <> '{}' AND instr(detail, '\"button\"') > 0 AND json_valid(detail)"
                " THEN json_extract(detail, '$.button') END")
+#: How many answer timestamps the timeline needs (it draws at most a few hundred points).
+TIMELINE_SAMPLES = 4000
 #: What the analysis reads of the evaluations (not the JSON columns, which only the CSV export needs).
 EVALUATION_READ = (
     ("id", "id", "int"), ("session_id", "session_id", "category"), ("task", "task", "category"),
@@ -78,7 +80,7 @@ EVALUATION_READ = (
     ("response", "response", "category"), ("review_source", "review_source", "category"),
     ("domain", "domain", "category"), ("time_spent_ms", "time_spent_ms", "int"),
     ("left_source", "left_source", "category"), ("right_source", "right_source", "category"),
-    ("matched", "matched", "int"), ("button", _BUTTON_SQL, "category"), ("created_at", "created_at", "text"),
+    ("matched", "matched", "int"), ("button", _BUTTON_SQL, "category"),
 )
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
 RATING_READ = (
@@ -113,17 +115,23 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
     """Read sessions, evaluations, ratings and the task descriptions from the store.
 
     By default only what the analysis needs, columnar and dictionary-encoded
-    (see :meth:`Store.read_columns`), with the slider's button as a ``button``
-    column instead of the ``detail`` JSON. ``full=True`` reads every column as
-    stored (for the CSV exports).
+    (see :meth:`Store.read_tables`): the slider's button as a ``button`` column
+    instead of the ``detail`` JSON, and instead of ``created_at`` a
+    ``created_at_sample`` column holding the timestamp of about
+    ``TIMELINE_SAMPLES`` evenly spaced answers (every k-th id, and the newest),
+    which is all the timeline draws. ``full=True`` reads every column as stored
+    (for the CSV exports).
     """
     if full:
         sessions = pd.DataFrame(store.table("sessions"), columns=SESSION_COLUMNS)
         evaluations = pd.DataFrame(store.table("evaluations"), columns=EVALUATION_COLUMNS)
         ratings = pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS)
     else:
+        newest = store.data_version()[0]  # the largest evaluation id
+        step = max(1, newest // TIMELINE_SAMPLES)
+        sample = (("created_at_sample", f"CASE WHEN id % {step} = 0 OR id >= {newest} THEN created_at END", "text"),)
         read = store.read_tables({"sessions": ("sessions", SESSION_READ),
-                                  "evaluations": ("evaluations", EVALUATION_READ),
+                                  "evaluations": ("evaluations", EVALUATION_READ + sample),
                                   "ratings": ("ratings", RATING_READ)})
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
     return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())
@@ -650,15 +658,22 @@ def timeline(sessions: pd.DataFrame, answers: pd.DataFrame, max_points: int = 40
     points, so a chart of a million answers stays small. Sessions are sorted by
     time; answers are taken in the order they were stored (their ids), which
     is the order of their timestamps up to clock differences between servers.
+    Answers may carry ``created_at_sample`` (see :func:`load_frames`) instead
+    of ``created_at``: each point is then an exact (time, count so far) pair at
+    one of the sampled answers.
     """
     parts = []
+    stamped = "created_at_sample" if "created_at_sample" in answers.columns else "created_at"
     for label, stamps, stored_order in (("evaluators started", sessions["started_at"], False),
                                         ("evaluators completed", sessions["completed_at"], False),
-                                        ("answers", answers["created_at"], True)):
-        stamps = stamps.dropna()
-        if not stored_order:
-            stamps = stamps.sort_values(kind="stable")
+                                        ("answers", answers[stamped], True)):
         counts = np.arange(1, len(stamps) + 1)
+        if stored_order:  # counts are positions among all the answers, sampled or not
+            known = stamps.notna().to_numpy()
+            stamps, counts = stamps[known], counts[known]
+        else:
+            stamps = stamps.dropna().sort_values(kind="stable")
+            counts = counts[: len(stamps)]
         if len(stamps) > max_points:
             pick = np.unique(np.linspace(0, len(stamps) - 1, max_points).round().astype(int))
             stamps, counts = stamps.iloc[pick], counts[pick]
