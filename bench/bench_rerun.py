@@ -1,12 +1,16 @@
 """Benchmark 3: the script time of answering one triplet and one pairwise question, in AppTest,
 vs a trivial one-button app in the same harness.
 
-    python bench/bench_rerun.py [--sessions 8]
+    python bench/bench_rerun.py [--sessions 8] [--recompile]
 
 Each sample is one click of "Next": the callback writes the answer, then the page reruns and renders
 the next question. Two figures per click: the script run itself (Streamlit's ScriptRunner._run_script,
 callbacks included, timed in the script thread) and the whole AppTest round trip (which also parses
 every element the page sent, so it grows with the page's size, not with evalkit's work).
+
+AppTest runs with the app's .streamlit/config.toml (from the project root) and, like a `streamlit run`
+server, compiles each script once (common.server_like_apptest); --recompile keeps AppTest's default of
+compiling the entry script and the page on every run.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import HEADER, ROOT, fmt_s, row
+from common import HEADER, ROOT, fmt_s, row, server_like_apptest
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 from streamlit.testing.v1 import AppTest
 
@@ -74,7 +78,10 @@ def click(at: AppTest, label: str) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=8)
+    ap.add_argument("--recompile", action="store_true", help="AppTest's default: recompile scripts every run")
     args = ap.parse_args()
+    if not args.recompile:
+        server_like_apptest()
     tmp = Path(tempfile.mkdtemp())
     for name in ("datasets", "consent.md", "config.toml"):
         src = ROOT / name
@@ -108,7 +115,8 @@ def main() -> None:
     def med(samples, k):
         return statistics.median(x[k] for x in samples[skip:])
 
-    print("## Page rerun: one click in AppTest (answer written in the callback, next question rendered)\n")
+    how = "scripts recompiled every run (AppTest's default)" if args.recompile else "scripts compiled once, as a server"
+    print(f"## Page rerun: one click in AppTest (answer written in the callback, next question rendered; {how})\n")
     print(HEADER)
     f_script, f_trip = med(floor, 0), med(floor, 1)
     print(row("trivial one-button app: script run (floor)", fmt_s(f_script)))

@@ -23,7 +23,7 @@ def main() -> int:
     status = 0
     for name in chosen:
         print(f"\n<!-- python bench/bench_{name}.py -->", flush=True)
-        status |= subprocess.call([sys.executable, str(HERE / f"bench_{name}.py")], cwd=HERE)
+        status |= subprocess.call([sys.executable, str(HERE / f"bench_{name}.py")], cwd=HERE.parent)
     return status
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from typing import Any
 
 import altair as alt
 import pandas as pd
 
-from .analysis import PairwiseResult, RatingResult, TripletResult
+from .analysis import PairwiseResult, RatingResult, Report, TripletResult
 
-__all__ = ["bt_chart", "rating_chart", "selection_chart", "time_histogram", "timeline_chart", "win_rate_chart"]
+__all__ = ["bt_chart", "rating_chart", "report_specs", "selection_chart", "time_histogram", "timeline_chart",
+           "to_spec", "win_rate_chart"]
 
 BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
 
@@ -82,3 +85,28 @@ def time_histogram(bins: pd.DataFrame, fast_ms: int) -> alt.Chart:
     rule = alt.Chart(pd.DataFrame({"fast": [fast_ms / 1000]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
         x="fast:Q", tooltip=[alt.Tooltip("fast:Q", title="fast threshold (s)")])
     return (bars + rule).properties(title="Time per question", height=200)
+
+
+def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    """The chart as a Vega-Lite dict, validated, without Altair's default theme (as ``st.altair_chart`` does)."""
+    theme = alt.theme.enable("none") if alt.theme.active == "default" else contextlib.nullcontext()
+    with theme:
+        return chart.to_dict()
+
+
+def report_specs(report: Report) -> dict[str, dict[str, Any]]:
+    """Every chart of the results page as a Vega-Lite dict, by key (``selection:<task>``, ``wins:<task>``,
+    ``bradley_terry``, ``rating:<task>``, ``timeline``, ``answer_times``).
+
+    Building and validating the Altair charts is most of a results-page rerun, so the page builds them
+    once per report (cached with it) and renders the dicts; the charts' data are small (pre-aggregated).
+    """
+    specs = {f"selection:{t.task}": to_spec(selection_chart(t)) for t in report.triplets}
+    specs |= {f"wins:{p.task}": to_spec(win_rate_chart(p)) for p in report.pairwise if not p.win_rates.empty}
+    if not report.bradley_terry_all.empty:
+        specs["bradley_terry"] = to_spec(bt_chart(report.bradley_terry_all))
+    specs |= {f"rating:{r.task}": to_spec(rating_chart(r)) for r in report.ratings if not r.distribution.empty}
+    if report.n_answers:
+        specs["timeline"] = to_spec(timeline_chart(report.timeline))
+        specs["answer_times"] = to_spec(time_histogram(report.answer_times, report.options.fast_ms))
+    return specs

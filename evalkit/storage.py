@@ -33,11 +33,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.ipc  # pa.ipc
 import sqlite_utils
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "SESSION_STATUSES",
@@ -726,6 +727,9 @@ class Store:
         read. Row order is SQLite's scan order (rowid order); callers that need
         an order sort by a column.
         """
+        import pyarrow as pa  # only the analysis needs Arrow: the survey's processes never load it
+        import pyarrow.ipc  # pa.ipc
+
         reads, names = [], []
         with tempfile.TemporaryDirectory(prefix="evalkit-read-") as tmp:
             for k, (name, (table, columns)) in enumerate(requests.items()):

@@ -11,9 +11,11 @@ import hashlib
 import hmac
 import os
 import time
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import ui
 from evalkit import charts
@@ -86,11 +88,46 @@ def frames_at(_store: Store, db_path: str, version: tuple) -> Frames:
     return load_frames(_store)
 
 
+def _short(session_id: str) -> str:
+    return session_id[:8]
+
+
+@dataclass(frozen=True)
+class View:
+    """What the page shows for one report, prepared once: the report, its charts as Vega-Lite dicts, the
+    evaluator table formatted for display and the evaluator picker's labels."""
+
+    report: Report
+    specs: dict[str, dict]
+    evaluators: pd.DataFrame
+    labels: dict[str, str]
+    latex: str
+    results_csv: str
+
+
 @st.cache_resource(max_entries=12, show_spinner="Computing the results...")
-def compute(_store: Store, db_path: str, version: tuple, options: Options) -> Report:
-    """The report for one data version and one set of options: a refresh with no new answers costs one cheap
-    query (``data_version``) and no recomputation; changing an option recomputes without rereading."""
-    return analyse(frames_at(_store, db_path, version), options)
+def compute(_store: Store, db_path: str, version: tuple, options: Options) -> View:
+    """The view for one data version and one set of options: a refresh with no new answers costs one cheap
+    query (``data_version``) and no recomputation, and renders what is prepared here; changing an option
+    recomputes without rereading."""
+    report = analyse(frames_at(_store, db_path, version), options)
+    q = report.quality.copy()
+    q.insert(0, "session", q["session_id"].map(_short))
+    q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
+    q["total_time_s"] = q["total_time_s"].map(lambda v: fmt_num(v, 0))
+    q["median_time_s"] = q["median_time_s"].map(lambda v: fmt_num(v, 1))
+    labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
+              zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
+                  strict=True)}
+    return View(report, charts.report_specs(report), q.drop(columns=["session_id", "completed_at"]), labels,
+                latex_table(report), results_csv(report))
+
+
+def chart(where: DeltaGenerator, specs: dict[str, dict], key: str, **kwargs: object) -> None:
+    """One of the report's charts (built once per report, see ``charts.report_specs``)."""
+    spec = specs.get(key)
+    if spec is not None:
+        where.vega_lite_chart(spec=spec, **kwargs)
 
 
 def log_export(what: str) -> None:
@@ -135,7 +172,7 @@ options = Options(
 # ----------------------------------------------------------------------------- sections
 
 
-def show_overview(report: Report) -> None:
+def show_overview(report: Report, specs: dict[str, dict]) -> None:
     m = st.columns(4)
     m[0].metric("Evaluators counted", report.n_sessions)
     m[1].metric("Completed", report.n_completed)
@@ -144,7 +181,7 @@ def show_overview(report: Report) -> None:
     for t in report.triplets:
         st.subheader(f"{t.title} · which one is {t.target}?")
         left, right = st.columns([3, 2])
-        left.altair_chart(charts.selection_chart(t), width="stretch")
+        chart(left, specs, f"selection:{t.task}", width="stretch")
         table = t.selection.assign(**{"rate %": t.selection["rate"].map(fmt_pct),
                                       "95% CI": [fmt_ci(a, b) for a, b in zip(t.selection["low"],
                                                                                t.selection["high"], strict=True)],
@@ -168,7 +205,7 @@ def show_overview(report: Report) -> None:
         st.subheader(f"{p.title} · pairwise ({p.response})")
         left, right = st.columns([3, 2])
         if not p.win_rates.empty:
-            left.altair_chart(charts.win_rate_chart(p), width="stretch")
+            chart(left, specs, f"wins:{p.task}", width="stretch")
         w = p.win_rates
         right.dataframe(w.assign(**{"rate %": w["rate"].map(fmt_pct),
                                     "95% CI": [fmt_ci(a, b) for a, b in zip(w["low"], w["high"], strict=True)],
@@ -190,13 +227,17 @@ def show_overview(report: Report) -> None:
         right.dataframe(power, hide_index=True)
     if report.pairwise:
         st.subheader("Bradley–Terry strengths over all pairs")
-        left, right = st.columns([3, 2])
-        left.altair_chart(charts.bt_chart(report.bradley_terry_all), width="stretch")
         bt = report.bradley_terry_all
-        right.dataframe(bt.assign(log_strength=bt["log_strength"].map(lambda v: fmt_num(v, 3))), hide_index=True)
+        if bt.empty:
+            st.caption("No pairwise comparison yet.")
+        else:
+            left, right = st.columns([3, 2])
+            chart(left, specs, "bradley_terry", width="stretch")
+            right.dataframe(bt.assign(log_strength=bt["log_strength"].map(lambda v: fmt_num(v, 3))),
+                            hide_index=True)
 
 
-def show_ratings(report: Report) -> None:
+def show_ratings(report: Report, specs: dict[str, dict]) -> None:
     if not report.ratings:
         st.info("This study has no rating block.")
     for r in report.ratings:
@@ -211,15 +252,11 @@ def show_ratings(report: Report) -> None:
             cols = ["label", "weighted_mean", "mean", "95% CI", "sd", "n"]
         st.dataframe(shown[cols], hide_index=True)
         if not r.distribution.empty:
-            st.altair_chart(charts.rating_chart(r))
+            chart(st, specs, f"rating:{r.task}")
         agree = r.agreement
         st.markdown("**Krippendorff's alpha** (ordinal) over items with two or more raters")
         st.dataframe(agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
             ["label", "alpha", "items", "raters"]], hide_index=True)
-
-
-def _short(session_id: str) -> str:
-    return session_id[:8]
 
 
 def set_status(session_id: str, status: str) -> None:
@@ -232,37 +269,29 @@ def delete(session_id: str) -> None:
         ui.flash("success", f"Session {_short(session_id)} and all its answers were deleted.")
 
 
-def show_evaluators(report: Report) -> None:
-    q = report.quality.copy()
-    if q.empty:
+def show_evaluators(view: View) -> None:
+    report, specs = view.report, view.specs
+    if report.quality.empty:
         st.info("No evaluator has started yet.")
         return
-    q.insert(0, "session", q["session_id"].map(_short))
-    q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
-    q["total_time_s"] = q["total_time_s"].map(lambda v: fmt_num(v, 0))
-    q["median_time_s"] = q["median_time_s"].map(lambda v: fmt_num(v, 1))
-    st.dataframe(q.drop(columns=["session_id", "completed_at"]), hide_index=True)
+    st.dataframe(view.evaluators, hide_index=True)
     st.caption(f"fast_answers: answers under {report.options.fast_ms / 1000:g} s · longest_same_run: identical "
                "responses in a row (straight-lining) · majority_agreement: picks matching the other evaluators' "
                "majority on the same question slot. Excluded and trashed sessions are listed but never counted.")
     left, right = st.columns(2)
     if report.n_answers:
-        left.altair_chart(charts.timeline_chart(report.timeline), width="stretch")
-        right.altair_chart(charts.time_histogram(report.answer_times, report.options.fast_ms), width="stretch")
+        chart(left, specs, "timeline", width="stretch")
+        chart(right, specs, "answer_times", width="stretch")
 
     st.markdown("#### Manage an evaluator")
-    ids = list(report.quality["session_id"])
-    names = dict(zip(report.quality["session_id"], report.quality["evaluator_name"], strict=True))
-    status_of = dict(zip(report.quality["session_id"], report.quality["status"], strict=True))
-    done = dict(zip(report.quality["session_id"], report.quality["completed"], strict=True))
-    chosen = st.selectbox("Evaluator", ids, index=None, key="admin_session",
-                          format_func=lambda s: f"{_short(s)} · {names[s] or '(no name)'} · {status_of[s]}",
-                          placeholder="Choose an evaluator")
+    chosen = st.selectbox("Evaluator", list(view.labels), index=None, key="admin_session",
+                          format_func=view.labels.__getitem__, placeholder="Choose an evaluator")
     ui.show_flash()
     if chosen is None:
         return
-    back = "completed" if done[chosen] else "active"
-    status = status_of[chosen]
+    row = report.quality[report.quality["session_id"] == chosen].iloc[0]
+    back = "completed" if row["completed"] else "active"
+    status = row["status"]
     a1, a2, a3 = st.columns(3)
     if status == "excluded":
         a1.button("Include again", on_click=set_status, args=(chosen, back), key="act_include")
@@ -289,17 +318,17 @@ def ratings_file() -> str:
     return ratings_csv(load_frames(store, full=True))
 
 
-def show_exports(report: Report) -> None:
+def show_exports(view: View) -> None:
     c1, c2, c3 = st.columns(3)
     c1.download_button("Evaluations (CSV)", evaluations_file, file_name="evaluations.csv",
                        mime="text/csv", on_click=log_export, args=("evaluations.csv",), key="dl_evaluations")
     c2.download_button("Ratings (CSV)", ratings_file, file_name="ratings.csv", mime="text/csv",
                        on_click=log_export, args=("ratings.csv",), key="dl_ratings")
-    c3.download_button("Main results (CSV)", results_csv(report), file_name="results.csv", mime="text/csv",
+    c3.download_button("Main results (CSV)", view.results_csv, file_name="results.csv", mime="text/csv",
                        on_click=log_export, args=("results.csv",), key="dl_results")
     st.caption("The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
                "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt).")
-    latex = latex_table(report)
+    latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
     st.code(latex, language="latex")
     st.download_button("Download the LaTeX table", latex, file_name="results.tex", mime="text/x-tex",
@@ -311,21 +340,32 @@ def show_exports(report: Report) -> None:
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
-def live() -> None:
-    """Everything that updates without a click (re-checks the password on every refresh)."""
+def watch(shown: tuple) -> None:
+    """Every few seconds: re-check the password and the data's version, and render the page again only when
+    the data changed. A tick with no new answers is one small query. Re-renders are spaced by at least four
+    times what the last one took, so a large study's analysis cannot take more than a fifth of a core."""
     if not authenticated(password):
         st.rerun()
-    report = compute(store, str(store.path), store.data_version(), options)
-    st.caption(f"Updated {time.strftime('%H:%M:%S')} · refreshes every {REFRESH_SECONDS} s")
-    overview, ratings, evaluators, exports = st.tabs(["Overview", "Ratings", "Evaluators", "Exports"])
-    with overview:
-        show_overview(report)
-    with ratings:
-        show_ratings(report)
-    with evaluators:
-        show_evaluators(report)
-    with exports:
-        show_exports(report)
+    waited = time.monotonic() - st.session_state.get("_results_shown_at", 0.0)
+    if store.data_version() != shown and waited >= 4 * st.session_state.get("_results_render_s", 0.0):
+        st.rerun()
+    shown_at = time.localtime(st.session_state.get("_results_wall", time.time()))
+    st.caption(f"Updated {time.strftime('%H:%M:%S', shown_at)} · checks for new answers every {REFRESH_SECONDS} s")
 
 
-live()
+started = time.perf_counter()
+version = store.data_version()
+st.session_state["_results_wall"] = time.time()
+watch(version)
+view = compute(store, str(store.path), version, options)
+overview, ratings, evaluators, exports = st.tabs(["Overview", "Ratings", "Evaluators", "Exports"])
+with overview:
+    show_overview(view.report, view.specs)
+with ratings:
+    show_ratings(view.report, view.specs)
+with evaluators:
+    show_evaluators(view)
+with exports:
+    show_exports(view)
+st.session_state["_results_render_s"] = time.perf_counter() - started
+st.session_state["_results_shown_at"] = time.monotonic()

@@ -8,6 +8,7 @@ every screen go to test-output/e2e/.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -222,6 +223,11 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
         before = len(store.answers())
     expect(metric("Answers")).to_have_text(str(before), timeout=20_000)
     page.screenshot(path=str(OUT / "results-overview.png"))
+    # with no new answers the watcher's ticks (every 3 s) render nothing again: the page keeps its time
+    updated = page.get_by_test_id("stCaptionContainer").filter(has_text=re.compile(r"^Updated \d\d:\d\d:\d\d"))
+    rendered = updated.inner_text()
+    page.wait_for_timeout(7_000)
+    assert updated.inner_text() == rendered
 
     # another evaluator answers, in another session and process: the page updates without a click
     loaded = open_study(config, database=database)
@@ -230,6 +236,7 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
         question = plan(loaded.study, loaded.pools, other.seed)[0]
         record_choice(store, other, question, "B", 4321)
     expect(metric("Answers")).to_have_text(str(before + 1), timeout=15_000)
+    expect(updated).not_to_have_text(rendered)
     page.screenshot(path=str(OUT / "results-after-live-update.png"))
 
     page.get_by_role("tab", name="Exports").click()
