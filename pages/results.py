@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import ui
 from evalkit import charts
 from evalkit.analysis import Frames, Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
 from evalkit.export import fmt_ci, fmt_num, fmt_p, fmt_pct, latex_table, results_csv
-from evalkit.storage import Store
+from evalkit.storage import Store, StoreError
 
 st.set_page_config(page_title="Results", layout="wide")
 ACTOR = "results page"
@@ -357,7 +358,13 @@ started = time.perf_counter()
 version = store.data_version()
 st.session_state["_results_wall"] = time.time()
 watch(version)
-view = compute(store, str(store.path), version, options)
+try:
+    view = compute(store, str(store.path), version, options)
+except StoreError as exc:  # e.g. the reader process failed: say what happened, keep the controls usable
+    logging.getLogger("evalkit.results").exception("reading the answers failed")
+    st.error(f"The answers could not be read for the analysis: {exc}. Nothing was changed or lost; the page "
+             "tries again on the next refresh.")
+    st.stop()
 overview, ratings, evaluators, exports = st.tabs(["Overview", "Ratings", "Evaluators", "Exports"])
 with overview:
     show_overview(view.report, view.specs)

@@ -233,6 +233,21 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
     assert any(c.value.strip() == latex.strip() for c in at.code)  # the same table, shown to copy
 
 
+def test_a_failed_read_is_reported_not_raised(harness: Harness, monkeypatch) -> None:
+    from evalkit.storage import Store, StoreError
+
+    fill(harness, 2)
+
+    def broken(self, requests, **kwargs):
+        raise StoreError("reading evaluations from x.sqlite failed: MemoryError")
+
+    monkeypatch.setattr(Store, "read_tables", broken)
+    at = unlock(results_app(harness))
+    assert not at.exception
+    assert any("could not be read" in e.value and "MemoryError" in e.value for e in at.error)
+    assert any(b.label == "Lock this page" for b in at.button)
+
+
 def test_results_page_is_not_linked_from_evaluator_screens(harness: Harness) -> None:
     at = harness.app()
     assert not at.page_link and "results" not in str(at._tree).lower().replace("results_password", "")
