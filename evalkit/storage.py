@@ -720,14 +720,15 @@ class Store:
 
         The rows go from SQLite straight into Arrow arrays through ADBC's SQLite
         driver, with no Python object per cell (1M rows x 15 columns: about 3 s
-        through :mod:`sqlite3`, about 1 s this way). The driver runs in a child
+        through :mod:`sqlite3`, about 1.3 s this way, the child process's start
+        included). The driver runs in a child
         process (:mod:`evalkit.arrow_reader` says why) on ``threads`` threads, a
         large table split into rowid ranges; the ranges stop at the largest rowid
         seen when the read starts, so rows added meanwhile wait for the next
         read. Row order is SQLite's scan order (rowid order); callers that need
         an order sort by a column.
         """
-        import pyarrow as pa  # only the analysis needs Arrow: the survey's processes never load it
+        import pyarrow as pa  # imported here: only the analysis reads Arrow
         import pyarrow.ipc  # pa.ipc
 
         reads, names = [], []
