@@ -222,6 +222,17 @@ def tasks_of(frames: Frames) -> list[dict[str, Any]]:
     return list(tasks.values())
 
 
+def _rated_item_keys(ratings: pd.DataFrame, session: np.ndarray) -> np.ndarray:
+    """One integer per rated item, (session, task, question): the rating rows of one item share it.
+
+    ``session`` holds the rows' session codes (the caller's coding: own or recoded to a session list).
+    """
+    task, task_names = _codes(ratings["task"])
+    question = ratings["question_index"].to_numpy(dtype=np.int64)
+    span = int(question.max()) + 1 if len(question) else 1
+    return (session * (len(task_names) + 1) + task) * span + question
+
+
 def _interval_row(successes: int, n: int, p0: float, confidence: float) -> dict[str, Any]:
     r = stats.win_rate(int(successes), int(n), p0=p0, confidence=confidence)
     return {"n": r.n, "rate": r.rate, "low": r.low, "high": r.high, "p_value": r.p_value}
@@ -348,8 +359,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     names = sorted({str(x) for x in left_names[np.unique(left[used])]}
                    | {str(x) for x in right_names[np.unique(right[used])]})
     index = pd.Index(names, dtype=object)
-    lc = _take(index.get_indexer(left_names).astype(np.int64), left, -1)
-    rc = _take(index.get_indexer(right_names).astype(np.int64), right, -1)
+    lc, rc = _recode(rows["left_source"], index), _recode(rows["right_source"], index)
     keep = used & (lc != rc)
     lc, rc, side, slider, value, button = lc[keep], rc[keep], side[keep], slider[keep], value[keep], button[keep]
     k = len(names)
@@ -533,10 +543,7 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     times = ev["time_spent_ms"].to_numpy(dtype=float)
     # time per rated item: the first rating row of each (session, task, question) carries it
     r_owner = _recode(ratings["session_id"], index)
-    r_task, r_task_names = _codes(ratings["task"])
-    r_question = ratings["question_index"].to_numpy(dtype=np.int64)
-    r_span = int(r_question.max()) + 1 if len(r_question) else 1
-    _, r_first = np.unique((r_owner * (len(r_task_names) + 1) + r_task) * r_span + r_question, return_index=True)
+    _, r_first = np.unique(_rated_item_keys(ratings, r_owner), return_index=True)
     r_first = r_first[r_owner[r_first] >= 0]
     r_times = ratings["time_spent_ms"].to_numpy(dtype=float)[r_first]
     all_owner = np.concatenate([owner[mine], r_owner[r_first]])
@@ -715,15 +722,11 @@ def analyse(frames: Frames, options: Options | None = None) -> Report:
         items = sorted(total.index, key=str)
         bt_all = _bt_frame(stats.bradley_terry_matrix(items, total.reindex(index=items, columns=items)
                                                       .fillna(0).to_numpy()))
-    r_session, _ = _codes(rt["session_id"])
-    r_task, r_task_names = _codes(rt["task"])
-    r_question = rt["question_index"].to_numpy(dtype=np.int64)
-    span = int(r_question.max()) + 1 if len(r_question) else 1
     titles = [s.get("title", "") for s in frames.studies.values()]
     return Report(
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
         n_answers=len(ev),
-        n_ratings=len(np.unique((r_session * (len(r_task_names) + 1) + r_task) * span + r_question)),
+        n_ratings=len(np.unique(_rated_item_keys(rt, _codes(rt["session_id"])[0]))),
         triplets=triplets, pairwise=pairwise, bradley_terry_all=bt_all, ratings=rating,
         quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms),
         timeline=timeline(frames.sessions, ev), answer_times=answer_time_bins(ev, options.fast_ms),
