@@ -10,7 +10,8 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parents[1]
-SEMEVAL = ROOT.parent / "shared" / "data" / "semeval2016"
+SHARED_DATA = ROOT.parent / "shared" / "data"  # beside the checkout in CI; absent in a user's fresh clone
+SEMEVAL = SHARED_DATA / "semeval2016"
 WORDS = ["good", "bad", "fast", "slow", "screen", "food", "room", "staff", "battery", "price", "service", "clean",
          "quiet", "loud", "great", "poor", "really", "quite", "very", "nice", "awful", "fine", "decent", "cheap",
          "bright", "warm", "cold", "fresh", "comfortable"]

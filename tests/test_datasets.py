@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -37,12 +38,23 @@ def reference_eligible(path: Path, max_s=4, min_s=2, min_c=120, max_c=600) -> li
     return out
 
 
-@pytest.mark.parametrize(("path", "domain", "n_reviews"), [(LAPTOPS, "laptop", 450), (RESTAURANTS, "restaurant", 350)])
-def test_real_semeval_files_load_with_default_filters(path: Path, domain: str, n_reviews: int) -> None:
+#: The release's own files (../shared/data/semeval2016/README.md): sha256, reviews, eligible under the default filters.
+SEMEVAL_FILES = [
+    (LAPTOPS, "laptop", "4c3cfd3cd0427cda398e52b227747ab758f8415d53fa7657be6da5271e4d33ea", 450, 358),
+    (RESTAURANTS, "restaurant", "94dbfd15d8cc344d603d101aea2a4006cc3b66a5f9f45a93fa2ee365a76fa015", 350, 318),
+]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize(("path", "domain", "sha256", "n_reviews", "n_eligible"), SEMEVAL_FILES,
+                         ids=["laptops", "restaurants"])
+def test_real_semeval_files_load_with_default_filters(path: Path, domain: str, sha256: str, n_reviews: int,
+                                                      n_eligible: int) -> None:
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256, f"{path} is not the release's copy"
     assert count_reviews(path) == n_reviews
     reviews = load_reviews(path, "real", domain)
     expected = reference_eligible(path)
-    assert len(reviews) == len(expected) > 0.5 * n_reviews
+    assert len(reviews) == len(expected) == n_eligible
     assert [(r.id, r.text, r.n_sentences) for r in reviews] == expected
     for r in reviews:
         assert r.source == "real" and r.domain == domain
@@ -51,6 +63,7 @@ def test_real_semeval_files_load_with_default_filters(path: Path, domain: str, n
     assert len({r.id for r in reviews}) == len(reviews)
 
 
+@pytest.mark.shared_data
 def test_real_semeval_other_filters_agree_with_reference() -> None:
     got = load_reviews(LAPTOPS, "real", "laptop", max_sentences=3, min_sentences=1, min_chars=10, max_chars=200)
     ref = reference_eligible(LAPTOPS, 3, 1, 10, 200)
@@ -136,9 +149,10 @@ def test_xml_entities_are_not_expanded(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kwargs", [{"min_chars": 700}, {"min_sentences": 5}, {"max_sentences": 0},
                                     {"min_chars": -1}, {"max_chars": 2.5}])
-def test_bad_filters(kwargs: dict) -> None:
+def test_bad_filters(kwargs: dict, tmp_path: Path) -> None:
+    path = write_reviews(tmp_path / "real-laptops.xml", random_reviews(3, seed=1))
     with pytest.raises(ValueError):
-        load_reviews(LAPTOPS, "real", "laptop", **kwargs)
+        load_reviews(path, "real", "laptop", **kwargs)
 
 
 @pytest.mark.parametrize(("name", "expected"), [
@@ -184,12 +198,13 @@ def test_load_pools_keys_and_filters(tmp_path: Path) -> None:
         load_pools(tmp_path / "nope")
 
 
+@pytest.mark.shared_data
 def test_load_pools_of_the_real_semeval_files(tmp_path: Path) -> None:
     (tmp_path / "real-laptops.xml").symlink_to(LAPTOPS)
     (tmp_path / "real-restaurants.xml").symlink_to(RESTAURANTS)
     pools = load_pools(tmp_path)
     assert len(pools[("real", "laptop")]) == len(reference_eligible(LAPTOPS))
-    assert len(pools[("real", "restaurant")]) == len(reference_eligible(RESTAURANTS))
+    assert len(pools[("real", "restaurant")]) == len(reference_eligible(RESTAURANTS)) == 318
 
 
 def test_demo_datasets_have_30_eligible_reviews_per_file() -> None:
@@ -202,6 +217,7 @@ def test_demo_datasets_have_30_eligible_reviews_per_file() -> None:
     assert len(set(texts)) == len(texts), "demo reviews must not repeat"
 
 
+@pytest.mark.shared_data
 def test_pool_index_window_matches_brute_force() -> None:
     reviews = load_reviews(LAPTOPS, "real", "laptop")
     index = PoolIndex.build(reviews)
