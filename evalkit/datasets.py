@@ -118,6 +118,17 @@ def _parse_xml(path: Path) -> etree._Element:
     except etree.XMLSyntaxError as exc:
         line = f", line {exc.lineno}" if getattr(exc, "lineno", None) else ""
         raise DatasetError(f"{path}{line}: not well-formed XML: {exc.msg}") from None
+    dtd = root.getroottree().docinfo.internalDTD
+    declared = [e.name for e in dtd.iterentities()] if dtd is not None else []
+    used = next(root.iter(etree.Entity), None)
+    if declared or used is not None:
+        # Entities are never expanded (no XXE), and lxml keeps an unexpanded reference as a node of its own,
+        # so the text after `&name;` would silently drop out of the review: refuse the file instead.
+        name = declared[0] if declared else used.text
+        line = used.sourceline if used is not None else 1
+        raise DatasetError(
+            f"{path}, line {line}: the file uses XML entities ({name}); evalkit never expands entities, so "
+            "text would be lost: replace them by their text and remove the <!DOCTYPE ...> declarations")
     if root.tag != "Reviews":
         raise DatasetError(
             f"{path}, line {root.sourceline}: root element is <{root.tag}>, expected <Reviews> (SemEval ABSA format)"

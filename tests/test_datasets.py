@@ -143,8 +143,31 @@ def test_xml_entities_are_not_expanded(tmp_path: Path) -> None:
                     '<Reviews><Review rid="1"><sentences><sentence id="1:0"><text>&x; and more words here</text>'
                     '</sentence><sentence id="1:1"><text>second sentence</text></sentence></sentences></Review>'
                     '</Reviews>')
-    reviews = load_reviews(path, "real", "laptop", min_chars=0)
-    assert all("TOP SECRET" not in r.text for r in reviews)
+    with pytest.raises(DatasetError) as err:
+        load_reviews(path, "real", "laptop", min_chars=0)
+    assert "TOP SECRET" not in str(err.value)
+    assert str(path) in str(err.value) and "entities" in str(err.value)
+
+
+@pytest.mark.parametrize("doc", [
+    '<!DOCTYPE Reviews [<!ENTITY brand "Lenovo">]><Reviews><Review rid="1"><sentences>'
+    '<sentence id="1:0"><text>My &brand; laptop is great and fast.</text></sentence></sentences></Review></Reviews>',
+    '<!DOCTYPE Reviews [<!ENTITY unused "x">]><Reviews><Review rid="1"><sentences>'
+    '<sentence id="1:0"><text>No entity used here.</text></sentence></sentences></Review></Reviews>',
+], ids=["used", "declared-only"])
+def test_declared_entities_are_refused_not_silently_truncated(tmp_path: Path, doc: str) -> None:
+    path = tmp_path / "real-laptops.xml"
+    path.write_text('<?xml version="1.0"?>' + doc)
+    with pytest.raises(DatasetError, match=r"real-laptops\.xml, line \d+: the file uses XML entities \((brand|unus)"):
+        load_reviews(path, "real", "laptop", min_chars=0, min_sentences=1)
+
+
+def test_predefined_and_character_references_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "real-laptops.xml"
+    path.write_text('<Reviews><Review rid="1"><sentences><sentence id="1:0"><text>Fish &amp; chips at '
+                    '&#233;clair &lt;3.</text></sentence></sentences></Review></Reviews>')
+    [review] = load_reviews(path, "real", "laptop", min_chars=0, min_sentences=1)
+    assert review.text == "Fish & chips at éclair <3."
 
 
 @pytest.mark.parametrize("kwargs", [{"min_chars": 700}, {"min_sentences": 5}, {"max_sentences": 0},
