@@ -17,7 +17,7 @@ from .config import ConfigError, LoadedStudy, RatingTask, needed_reviews, open_s
 from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
 from .sampling import PlanError, plan
-from .storage import Store
+from .storage import Store, StoreError, check_database, resolve_database
 
 
 def _open(path: str) -> LoadedStudy:
@@ -31,7 +31,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"Study: {study.title}")
     print(f"Config: {study.path}  (version {loaded.version})")
     print(f"Datasets: {study.datasets}")
-    print(f"Database: {study.database}")
+    print(f"Database: {study.database}: {check_database(study.database)}")  # read-only: changes nothing
     f = study.pool
     print(f"Pool filters: {f.min_sentences}..{f.max_sentences} sentences (cut to the first {f.max_sentences}), "
           f"{f.min_chars}..{f.max_chars} characters")
@@ -66,11 +66,23 @@ def cmd_check(args: argparse.Namespace) -> int:
         questions = plan(study, pools, seed)
         total += len(questions)
         unmatched += sum(not q.matched for q in questions)
+    warnings: list[str] = []
     if args.samples:
         share = unmatched / total if total else 0.0
         print(f"Length matching over {args.samples} sample plans: {unmatched} of {total} questions "
               f"unmatched ({share:.1%})")
-    print("\nOK: the study is valid.")
+        if share > args.max_unmatched:
+            warnings.append(
+                f"{share:.0%} of the sampled questions could not be length-matched (more than "
+                f"{args.max_unmatched:.0%}): their texts differ in length beyond [bias] length_tolerance / "
+                "sentence_tolerance, so length may give the answer away. Add reviews of similar length, relax "
+                "the tolerances or the [pool] filters.")
+    for warning in warnings:
+        print(f"\nWARNING: {warning}", file=sys.stderr)
+    if warnings and args.strict:
+        print("\nFAILED: the study is valid but has warnings, and --strict was given.", file=sys.stderr)
+        return 1
+    print("\nOK: the study is valid." + (" (with warnings, see above)" if warnings else ""))
     return 0
 
 
@@ -86,9 +98,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _open_db(path: str) -> Store:
-    if not Path(path).is_file():
+    """A database for reading (reports, exports): a path or sqlite:///path, never created or written here."""
+    db = resolve_database(path, Path.cwd())
+    if not db.exists():
         raise ConfigError(f"{path}: database not found")
-    return Store(path)
+    return Store(db, writable=False)
 
 
 def _report(args: argparse.Namespace) -> Report:
@@ -125,6 +139,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("the share must be in 0..1 (e.g. 0.10 for 10 %)")
+    return value
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text, 0)
@@ -143,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate config.toml and the datasets; print pool sizes")
     p.add_argument("config", nargs="?", default="config.toml", help="study config (default: config.toml)")
     p.add_argument("--samples", type=int, default=100, help="sample plans to check length matching (default 100)")
+    p.add_argument("--max-unmatched", type=_share, default=0.10, metavar="SHARE",
+                   help="warn when more than this share of sampled questions is not length-matched (default 0.10)")
+    p.add_argument("--strict", action="store_true", help="exit 1 on warnings too (e.g. in a deployment pipeline)")
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("plan", help="print the plan of one evaluator seed as JSON (sources included)")
     p.add_argument("--seed", type=_seed, required=True, help="evaluator seed, 0..2**32-1")
@@ -168,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, DatasetError, PlanError) as exc:
+    except (ConfigError, DatasetError, PlanError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `python -m evalkit plan --seed 1 | head`

@@ -32,7 +32,9 @@ from .datasets import (
     load_pools,
     load_rating_items,
     read_file_bytes,
+    review_counts,
 )
+from .storage import StoreError, resolve_database
 
 __all__ = [
     "BiasControls",
@@ -57,6 +59,31 @@ _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 class ConfigError(Exception):
     """The study config is invalid; the message names the file and the key."""
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:[^\s'\"(),;:]+/)*[^\s'\"(),;:]*")
+
+
+def relative_paths(message: str, base: str | Path) -> str:
+    """``message`` with absolute paths made relative to the study folder ``base``, for evaluators' screens.
+
+    Paths inside ``base`` lose that prefix (``/srv/study/datasets/x.xml`` -> ``datasets/x.xml``); any
+    other absolute path is cut to its last part (``.../x.sqlite``), so a set-up message shown in a browser
+    names the file without revealing the server's folders. The full message belongs in the log and in
+    ``evalkit check``.
+    """
+    root = str(Path(base).resolve()).rstrip("/") + "/"
+
+    def shorten(match: re.Match[str]) -> str:
+        path = match.group(0)
+        if path.startswith(root):
+            return path[len(root):] or "."
+        if path.rstrip("/") == root.rstrip("/"):
+            return "."
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        return f".../{name}" if name else path
+
+    return _ABSOLUTE_PATH.sub(shorten, message)
 
 
 @dataclass(frozen=True)
@@ -177,6 +204,8 @@ class Study:
     pool: PoolFilters
     bias: BiasControls
     tasks: tuple[Task, ...]
+    #: store the browser's User-Agent with each session (off by default: say so in the consent text if on)
+    record_user_agent: bool = False
     config_sha256: str = field(repr=False, default="")
 
     @property
@@ -414,8 +443,14 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     datasets = (base / st.str("datasets", "datasets")).resolve()
     if not datasets.is_dir():
         st.fail("datasets", f"folder {st.data.get('datasets', 'datasets')!r} not found (looked for {datasets})")
-    configured_db = base / st.str("database", "data/responses.sqlite")
-    db = Path(database) if database is not None else configured_db
+    configured_db = st.str("database", "data/responses.sqlite")
+    try:
+        db = resolve_database(configured_db, base)
+        if database is not None:  # EVALKIT_DATABASE or a test's override
+            db = resolve_database(database, Path.cwd())
+    except StoreError as exc:
+        where = "key 'database'" if database is None else "the database override (EVALKIT_DATABASE)"
+        raise ConfigError(f"{path.name}: [study] {where}: {exc}") from None
     completion_url = st.str("completion_url", "", nonempty=False).strip()
     if completion_url:
         if not re.match(r"^https?://[^\s]+$", completion_url):
@@ -432,6 +467,9 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     consent_rel = st.get("consent", None)
     consent_text = "" if consent_rel is None else _read_text(base, st.str("consent"), st, "consent")
     description = st.str("description", "", nonempty=False)
+    record_user_agent = st.get("record_user_agent", False)
+    if not isinstance(record_user_agent, bool):
+        st.fail("record_user_agent", f"must be true or false, got {_type(record_user_agent)}")
     st.done()
 
     pt = _Table(top.get("pool", {}), path, "[pool]")
@@ -475,7 +513,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     return Study(
         path=path.resolve(), title=title.strip(), datasets=datasets, database=db.resolve(),
         completion_url=completion_url, seed=seed, estimated_minutes=minutes, consent_text=consent_text,
-        description=description, pool=pool, bias=bias, tasks=tasks,
+        description=description, pool=pool, bias=bias, tasks=tasks, record_user_agent=record_user_agent,
         config_sha256=hashlib.sha256(raw).hexdigest(),
     )
 
@@ -515,6 +553,13 @@ def check_pools(study: Study, pools: Mapping[tuple[str, str], list[Any]]) -> Non
         have = len(pools[(s, d)])
         if total > have:
             detail = ", ".join(f"task {t!r}: {n}" for t, n in per_task.items())
+            file = getattr(pools, "files", {}).get((s, d))
+            n_reviews, n_text = review_counts(file) if file is not None else (None, None)
+            if n_reviews == 0 or n_text == 0:  # not a filter problem: say what is wrong with the file
+                what = "has no <Review> elements" if n_reviews == 0 else (
+                    f"has {n_reviews} reviews but every one of them has empty text (no <text> content)")
+                raise ConfigError(f"{name}: [[tasks]] id {next(iter(per_task))!r}: source {s!r} in domain {d!r}: "
+                                  f"{file} {what}, so there is nothing to show")
             raise ConfigError(
                 f"{name}: [[tasks]] domains: the tasks ask for {total} different reviews of source {s!r} in "
                 f"domain {d!r} ({detail}) but only {have} are eligible in {s}-{d}s.xml under the [pool] "

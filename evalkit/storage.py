@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import queue
 import re
 import secrets
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import urllib.parse
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -51,8 +53,11 @@ __all__ = [
     "Store",
     "StoreError",
     "UnknownSession",
+    "check_database",
     "is_valid_token",
+    "mask_url",
     "new_completion_code",
+    "resolve_database",
 ]
 
 SCHEMA_VERSION = 1
@@ -92,6 +97,107 @@ def is_valid_token(token: object) -> bool:
 def new_completion_code(length: int = 10) -> str:
     """An unguessable completion code (about 5 bits per character), easy to type."""
     return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(length))
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+SQLITE_URL_PREFIX = "sqlite:///"
+
+
+def mask_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<a database URL that cannot be parsed>"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def resolve_database(value: str | Path, base: Path | None = None) -> Path:
+    """The SQLite file named by a config value: a path (relative to ``base``) or ``sqlite:///path``.
+
+    ``sqlite:///data/x.sqlite`` is relative, ``sqlite:////srv/x.sqlite`` absolute (SQLAlchemy's
+    convention). Any other URL (``postgresql://...``) raises :class:`StoreError`: this version stores
+    answers in SQLite only, and a URL must never silently become a file name. Passwords are masked.
+    """
+    text = str(value).strip()
+    if isinstance(value, str) and _URL.match(text):
+        if not text.startswith(SQLITE_URL_PREFIX):
+            scheme = text.split("://", 1)[0]
+            raise StoreError(f"database {mask_url(text)!r}: {scheme!r} databases are not supported yet; "
+                             "evalkit stores answers in SQLite: give a file path or sqlite:///path")
+        text = text[len(SQLITE_URL_PREFIX):]
+    if not text:
+        raise StoreError("database: the path is empty")
+    path = Path(text)
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    return path
+
+
+def _open_problem(path: Path, exc: BaseException | None = None) -> StoreError:
+    """The one wording of every "cannot open this database" error (the app, ``evalkit check``, the CLI)."""
+    if path.is_dir():
+        why = "it is a folder, not a database file"
+    elif path.exists() and not os.access(path, os.R_OK):
+        why = "the file cannot be read (permissions)"
+    elif path.exists() and not os.access(path, os.W_OK):
+        why = "the file is read-only; evalkit must be able to write every answer to it"
+    elif not os.access(_existing_parent(path), os.W_OK):
+        why = (f"its folder {_existing_parent(path)} is not writable; SQLite needs to create the database and "
+               "its journal files there")
+    elif isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+        why = "the file is not an SQLite database (is it another kind of file, or damaged?)"
+    elif exc is not None:
+        why = f"{type(exc).__name__}: {exc}"
+    else:
+        why = "unknown problem"
+    return StoreError(f"cannot open the database {path}: {why}")
+
+
+def _existing_parent(path: Path) -> Path:
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
+
+
+def check_database(path: str | Path) -> str:
+    """Check, without changing anything, that the app could open ``path``; returns a one-line status.
+
+    Raises :class:`StoreError` with the same message the app shows when it cannot open the database: a
+    folder, a file that is not SQLite, a read-only file or folder, or a schema newer than this evalkit.
+    """
+    path = Path(path)
+    if not path.exists():
+        if path.is_symlink() or not os.access(_existing_parent(path), os.W_OK):
+            raise _open_problem(path)
+        return "does not exist yet; it will be created on first use"
+    if path.is_dir() or not os.access(path, os.R_OK) or not os.access(path, os.W_OK):
+        raise _open_problem(path)
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = None
+            if "settings" in names:
+                row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+                version = int(row[0]) if row else None
+            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0] if "sessions" in names else 0
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise _open_problem(path, exc) from None
+    if version is not None and version > SCHEMA_VERSION:
+        raise StoreError(f"cannot open the database {path}: its schema version {version} is newer than this "
+                         f"evalkit ({SCHEMA_VERSION}); upgrade evalkit")
+    if names and "sessions" not in names:
+        raise StoreError(f"cannot open the database {path}: it is an SQLite database of something else "
+                         f"(tables: {', '.join(sorted(names)[:5])})")
+    return f"ok, {sessions} session(s) stored" if names else "ok, empty"
 
 
 @dataclass(frozen=True)
@@ -185,8 +291,14 @@ class Progress:
 class Store:
     """SQLite-backed storage of sessions, answers, ratings, settings and the admin log."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout_ms: int = 30_000,
+                 writable: bool = True) -> None:
         """Open (and on first use create) the database at ``path``.
+
+        A database that cannot be opened (a folder, not SQLite, read-only, a newer schema) raises
+        :class:`StoreError` naming the file and the problem. With ``writable`` (the default, as the survey
+        needs) opening also proves that a write can be committed, so a read-only file fails here, at set-up,
+        not at an evaluator's first click; ``writable=False`` is for reading (reports, exports).
 
         ``synchronous="FULL"`` (default) makes each commit durable against power
         loss as well as crashes; ``"NORMAL"`` survives a crash of the process but
@@ -201,9 +313,18 @@ class Store:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._init_schema()
+        try:
+            if self.path.is_dir():
+                raise _open_problem(self.path)
+            if str(self.path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._init_schema(writable)
+        except StoreError:
+            self.close()
+            raise
+        except (sqlite3.Error, OSError) as exc:  # not SQLite, read-only, a folder in the way...: say which and why
+            self.close()
+            raise _open_problem(self.path, exc) from None
 
     # ------------------------------------------------------------------ connections
 
@@ -263,7 +384,7 @@ class Store:
 
     # ------------------------------------------------------------------ schema
 
-    def _init_schema(self) -> None:
+    def _init_schema(self, writable: bool = True) -> None:
         with self._conn() as conn:
             db = sqlite_utils.Database(conn, execute_plugins=False)
             conn.execute("BEGIN IMMEDIATE")
@@ -310,9 +431,13 @@ class Store:
                                  (str(SCHEMA_VERSION), now_iso()))
                 elif int(row["value"]) > SCHEMA_VERSION:
                     raise StoreError(
-                        f"{self.path}: database schema version {row['value']} is newer than this evalkit "
-                        f"({SCHEMA_VERSION}); upgrade evalkit"
+                        f"cannot open the database {self.path}: its schema version {row['value']} is newer than "
+                        f"this evalkit ({SCHEMA_VERSION}); upgrade evalkit"
                     )
+                if writable:  # prove that a commit works now (a read-only file would fail only at the first answer)
+                    conn.execute("INSERT INTO settings (key, value, updated_at) VALUES ('opened_at', ?, ?) "
+                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = "
+                                 "excluded.updated_at", (now_iso(), now_iso()))
                 conn.commit()
             except BaseException:
                 conn.rollback()
@@ -486,6 +611,7 @@ class Store:
         comments: Mapping[str, str] | None = None,
         comment: str = "",
         time_spent_ms: int | None = None,
+        finish: bool = False,
     ) -> list[Rating]:
         """Store the rubric scores for one rated item (one row per metric), all or nothing, exactly once.
 
@@ -493,7 +619,9 @@ class Store:
         one, stored as a row with metric ``"comment"`` and no score. Repeating
         the identical call returns the stored rows; different scores or a
         different item for an already rated ``question_index`` raise
-        :class:`AnswerConflict`.
+        :class:`AnswerConflict`. With ``finish`` the block is also marked
+        finished (as :meth:`finish_task`) in the same transaction: a crash
+        leaves either both or neither.
         """
         if not scores:
             raise ValueError("at least one score is needed")
@@ -531,6 +659,9 @@ class Store:
                 rows = conn.execute(
                     "SELECT * FROM ratings WHERE session_id = ? AND task = ? AND question_index = ? ORDER BY id",
                     (session_id, task, question_index)).fetchall()
+            if finish:
+                conn.execute("INSERT OR IGNORE INTO task_status (session_id, task, finished_at) VALUES (?, ?, ?)",
+                             (session_id, task, created_at))
         return [Rating(**dict(r)) for r in rows]
 
     def ratings(self, session_id: str | None = None, task: str | None = None) -> list[Rating]:

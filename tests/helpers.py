@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -209,3 +209,23 @@ def make_token_study(tmp: Path, *, response: str = "choice", min_items: int = 1,
     path = tmp / "config.toml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def make_read_only(path: Path) -> Callable[[], None]:
+    """Make ``path`` unwritable, also for root (``chattr +i``: root ignores file modes); returns the undo.
+
+    Skips the calling test when the file system has no immutable flag for root.
+    """
+    import os
+    import subprocess
+
+    import pytest
+
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(0o444)
+        return lambda: path.chmod(mode)
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot make a file read-only for root here (chattr: {done.stderr.strip()})")
+    return lambda: subprocess.run(["chattr", "-i", str(path)], check=False)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from evalkit.config import open_study
 from evalkit.sampling import plan
-from tests.helpers import ROOT, copy_demo
+from evalkit.storage import Store
+from tests.helpers import ROOT, copy_demo, make_read_only, write_reviews
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -65,3 +67,67 @@ def test_plan_bad_seed_is_a_usage_error() -> None:
     for bad in ("-1", "4294967296", "abc"):
         out = run("plan", "--seed", bad)
         assert out.returncode == 2 and "seed" in out.stderr
+
+
+def test_check_opens_the_database_and_names_the_problem(tmp_path: Path) -> None:
+    cfg = copy_demo(tmp_path)
+    cfg.write_text(re.sub(r"(?m)^database = .*$", 'database = "junk.sqlite"', cfg.read_text()))
+    (tmp_path / "junk.sqlite").write_bytes(b"junk")
+    out = run("check", str(cfg))
+    assert out.returncode == 1, out.stdout
+    assert f"cannot open the database {tmp_path / 'junk.sqlite'}: the file is not an SQLite database" in out.stderr
+    assert (tmp_path / "junk.sqlite").read_bytes() == b"junk" and "Traceback" not in out.stderr
+    (tmp_path / "junk.sqlite").unlink()
+    (tmp_path / "junk.sqlite").mkdir()
+    out = run("check", str(cfg))
+    assert out.returncode == 1 and "it is a folder, not a database file" in out.stderr
+
+
+def test_check_refuses_a_database_url_with_the_password_masked(tmp_path: Path) -> None:
+    cfg = copy_demo(tmp_path)
+    url = "postgresql://alice:s3cret@db.example.org/evalkit"
+    cfg.write_text(re.sub(r"(?m)^database = .*$", f'database = "{url}"', cfg.read_text()))
+    out = run("check", str(cfg))
+    assert out.returncode == 1
+    assert "key 'database'" in out.stderr and "not supported yet" in out.stderr and "s3cret" not in out.stderr
+    assert not (tmp_path / "postgresql:").exists()
+
+
+def test_check_warns_loudly_about_unmatched_questions_and_fails_with_strict(tmp_path: Path) -> None:
+    cfg = copy_demo(tmp_path)
+    cfg.write_text(cfg.read_text().replace("length_tolerance = 0.40", "length_tolerance = 0.0")
+                   .replace("sentence_tolerance = 1 ", "sentence_tolerance = 0 "))
+    out = run("check", str(cfg), "--samples", "20")
+    assert out.returncode == 0, out.stderr
+    assert "WARNING:" in out.stderr and "could not be length-matched" in out.stderr
+    assert "with warnings" in out.stdout
+    strict = run("check", str(cfg), "--samples", "20", "--strict")
+    assert strict.returncode == 1 and "--strict" in strict.stderr
+    demo = run("check", "--samples", "20", "--strict")  # the demo itself is well matched
+    assert demo.returncode == 0 and "WARNING" not in demo.stderr, demo.stderr
+
+
+def test_check_reports_a_file_whose_texts_are_all_empty(tmp_path: Path) -> None:
+    cfg = copy_demo(tmp_path)
+    write_reviews(tmp_path / "datasets" / "cera-hotels.xml", [["", "  "], [""], ["   "]])
+    out = run("check", str(cfg))
+    assert out.returncode == 1
+    assert "cera-hotels.xml has 3 reviews but every one of them has empty text" in out.stderr
+    assert "relax the filters" not in out.stderr
+
+
+def test_report_reads_a_read_only_database_and_refuses_a_broken_one(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    Store(path).close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    undo = make_read_only(path)
+    try:
+        out = run("report", "--db", str(path))
+        assert out.returncode == 0, out.stderr
+    finally:
+        undo()
+    junk = tmp_path / "j.sqlite"
+    junk.write_bytes(b"junk")
+    out = run("report", "--db", str(junk))
+    assert out.returncode == 1 and "not an SQLite database" in out.stderr and "Traceback" not in out.stderr

@@ -17,8 +17,12 @@ from evalkit.storage import (
     Store,
     StoreError,
     UnknownSession,
+    check_database,
     is_valid_token,
+    mask_url,
+    resolve_database,
 )
+from tests.helpers import make_read_only
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -351,3 +355,93 @@ def test_columnar_reads_never_load_a_second_sqlite_into_this_process(store: Stor
         assert store.get_session(s.session_id) is not None
     assert "adbc_driver_sqlite" not in sys.modules and "adbc_driver_manager" not in sys.modules
     assert store.integrity_check() == "ok" and len(store.answers()) == 10
+
+
+# ----------------------------------------------------------------------------- opening problems, URLs
+
+
+def test_a_file_that_is_not_sqlite_is_named_with_the_problem(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite"
+    path.write_bytes(b"junk")
+    with pytest.raises(StoreError, match=rf"cannot open the database {path}: the file is not an SQLite database"):
+        Store(path)
+    with pytest.raises(StoreError, match="is not an SQLite database"):
+        check_database(path)
+    assert path.read_bytes() == b"junk"  # nothing was overwritten
+
+
+def test_a_folder_is_named_with_the_problem(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite"
+    path.mkdir()
+    for open_it in (Store, check_database):
+        with pytest.raises(StoreError, match=rf"cannot open the database {path}: it is a folder"):
+            open_it(path)
+
+
+def test_a_read_only_database_fails_when_opened_not_at_the_first_answer(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite"
+    with Store(path) as s:
+        s.create_session(study_version="v")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    undo = make_read_only(path)
+    try:
+        with pytest.raises(StoreError, match=rf"cannot open the database {path}: the file is read-only"):
+            Store(path)
+        with pytest.raises(StoreError, match="the file is read-only"):
+            check_database(path)
+        with Store(path, writable=False) as s:  # reading (reports, exports) still works
+            assert len(s.sessions()) == 1
+    finally:
+        undo()
+
+
+def test_check_database_changes_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "new" / "x.sqlite"
+    assert "will be created" in check_database(missing)
+    assert not missing.exists() and not missing.parent.exists()
+    path = tmp_path / "x.sqlite"
+    with Store(path) as s:
+        s.create_session(study_version="v")
+    before = path.read_bytes()
+    assert check_database(path) == "ok, 1 session(s) stored"
+    assert path.read_bytes() == before
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE cats (name TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="an SQLite database of something else"):
+        check_database(other)
+
+
+@pytest.mark.parametrize("url", ["postgresql://alice:s3cret@db.example.org:5432/evalkit",
+                                 "postgres://alice:s3cret@localhost/x", "mysql://alice:s3cret@h/db"])
+def test_database_urls_other_than_sqlite_are_refused_and_the_password_masked(url: str) -> None:
+    with pytest.raises(StoreError, match="not supported yet") as err:
+        resolve_database(url, Path("/srv/study"))
+    assert "s3cret" not in str(err.value) and "alice:***@" in str(err.value)
+
+
+def test_sqlite_paths_and_urls_resolve(tmp_path: Path) -> None:
+    assert resolve_database("data/x.sqlite", tmp_path) == tmp_path / "data" / "x.sqlite"
+    assert resolve_database("sqlite:///data/x.sqlite", tmp_path) == tmp_path / "data" / "x.sqlite"
+    assert resolve_database("sqlite:////srv/x.sqlite", tmp_path) == Path("/srv/x.sqlite")
+    assert resolve_database(tmp_path / "y.sqlite") == tmp_path / "y.sqlite"
+    assert mask_url("postgresql://u@h/db") == "postgresql://u@h/db"
+    with pytest.raises(StoreError, match="empty"):
+        resolve_database("sqlite:///", tmp_path)
+
+
+def test_save_and_finish_is_one_transaction(store: Store) -> None:
+    sid = store.create_session(study_version="v").session_id
+    with store._conn() as conn:  # make the task_status insert fail, as a crash between two writes would
+        conn.execute("CREATE TRIGGER fail BEFORE INSERT ON task_status BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    with pytest.raises(sqlite3.IntegrityError, match="boom"):
+        store.record_rating(sid, "novelty", 0, "p1", {"clarity": 4}, finish=True)
+    assert store.ratings(sid) == []  # neither the rating ...
+    assert store.progress(sid).finished == set()  # ... nor the finish
+    with store._conn() as conn:
+        conn.execute("DROP TRIGGER fail")
+    store.record_rating(sid, "novelty", 0, "p1", {"clarity": 4}, finish=True)
+    assert len(store.ratings(sid)) == 1 and store.progress(sid).finished == {"novelty"}
