@@ -21,7 +21,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalkit.config import ConfigError, LoadedStudy, open_study, study_summary
+from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
@@ -87,10 +87,11 @@ def load() -> tuple[LoadedStudy, Store]:
         loaded = _load_study(*key)
         store = _open_store(str(loaded.study.database), loaded.version, loaded)
     except (ConfigError, DatasetError, StoreError, OSError) as exc:
-        log.error("study set-up failed: %s", exc)
+        log.error("study set-up failed (config %s): %s", config, exc)  # the full detail, absolute paths included
         st.error("The study is not set up correctly, so the survey cannot start. "
                  "Please tell the research team; the problem is:")
-        st.code(str(exc), language=None, wrap_lines=True)
+        # paths relative to the study folder: the browser gets no server folders
+        st.code(relative_paths(str(exc), Path(config).resolve().parent), language=None, wrap_lines=True)
         st.stop()
     st.session_state["_resources"] = (key, loaded, store)
     return loaded, store

@@ -8,6 +8,7 @@ restarted server resume at the first unanswered question.
 
 from __future__ import annotations
 
+import hmac
 import textwrap
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ __all__ = [
     "current_step",
     "dot_graph",
     "finish_rating",
+    "participant_resume",
     "record_choice",
     "record_item_rating",
     "record_slider",
@@ -152,10 +154,19 @@ def record_slider(store: Store, session: Session, question: Question, value: int
 
 def record_item_rating(store: Store, session: Session, task: RatingTask, index: int, item_id: str | None,
                        scores: Mapping[str, int | None], comment: str, time_spent_ms: int | None,
-                       items: Sequence[RatingItem]) -> list[Rating]:
-    """Store one rated item: familiarity (if configured) and every metric, all required, 1..n each."""
+                       items: Sequence[RatingItem], *, finish: bool = False) -> list[Rating]:
+    """Store one rated item: familiarity (if configured) and every metric, all required, 1..n each.
+
+    With ``finish`` ("Save and finish") the block is closed in the same transaction as the rating, which is
+    refused while this rating would still leave fewer than ``min_items`` rated.
+    """
     if item_id is None or item_id not in {i.id for i in items}:
         raise SurveyError("Please choose a paper first.")
+    if finish:
+        rated = store.rated_items(session.session_id, task.id)
+        need = task.min_items - len(rated) - (0 if index in rated else 1)
+        if need > 0:
+            raise SurveyError(f"Please rate {need} more {'paper' if need == 1 else 'papers'} before finishing.")
     metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
     missing = [m.label for m in metrics if scores.get(m.id) is None]
     if missing:
@@ -167,7 +178,7 @@ def record_item_rating(store: Store, session: Session, task: RatingTask, index: 
             raise SurveyError(f"{m.label}: the score must be one of {list(m.scale)}.")
         clean[m.id] = int(score)  # type: ignore[arg-type]
     return store.record_rating(session.session_id, task.id, index, item_id, clean, comment=comment[:5000],
-                               time_spent_ms=time_spent_ms)
+                               time_spent_ms=time_spent_ms, finish=finish)
 
 
 def finish_rating(store: Store, session: Session, task: RatingTask) -> None:
@@ -177,6 +188,27 @@ def finish_rating(store: Store, session: Session, task: RatingTask) -> None:
         need = task.min_items - len(rated)
         raise SurveyError(f"Please rate {need} more {'paper' if need == 1 else 'papers'} before finishing.")
     store.finish_task(session.session_id, task.id)
+
+
+ResumeDecision = Literal["start", "resume", "refuse"]
+
+
+def participant_resume(earlier: Session | None, external: Mapping[str, str]) -> ResumeDecision:
+    """What to do when a link without a session token carries a participant id (``PROLIFIC_PID``).
+
+    A participant id is not a secret (it shows up in exports, messages, screenshots), so it alone never
+    hands a session to a browser: ``resume`` only when the link's Prolific ``SESSION_ID`` equals the one
+    stored when that session started (Prolific puts the same ``SESSION_ID`` in the link every time the
+    participant opens this study from their dashboard). ``start`` when no session has this participant
+    id; ``refuse`` otherwise (one participant, one session): the page tells them to use their own link.
+    """
+    if earlier is None:
+        return "start"
+    given = external.get("SESSION_ID", "")
+    stored = str(earlier.meta.get("session_id", ""))
+    if given and stored and hmac.compare_digest(given.encode(), stored.encode()):
+        return "resume"
+    return "refuse"
 
 
 def completion_link(study: Study, code: str) -> str | None:

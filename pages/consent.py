@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 import ui
-from evalkit.survey import EXTERNAL_ID_PARAMS
+from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
 
 st.set_page_config(layout="centered")
+log = logging.getLogger("evalkit.app")
+PARTICIPANT_HAS_SESSION = (
+    "This participant ID already has a session in this study, so a second one cannot be started. To continue "
+    "where you left off, open the study again from the recruiting platform (e.g. your Prolific dashboard) or use "
+    "the address your browser showed while you were taking part (it contains \"?s=\"). If you think this is a "
+    "mistake, please contact the research team.")
+
+
+def participant_has_session_notice() -> None:
+    """Shown when a link carries the participant id of an existing session but not its own SESSION_ID."""
+    st.warning(PARTICIPANT_HAS_SESSION)
 
 loaded, store = ui.load()
 study = loaded.study
@@ -34,8 +47,13 @@ external = {k: st.query_params[k].strip()[:200] for k in EXTERNAL_ID_PARAMS
 external_id = external.get("PROLIFIC_PID", "")
 if external_id:
     earlier = store.find_session(external_id)
-    if earlier is not None:
+    decision = participant_resume(earlier, external)
+    if decision == "resume":
         ui.go(ui.step_of(loaded, store, earlier)[0], earlier.session_id)
+    elif decision == "refuse":
+        st.title(study.title)
+        participant_has_session_notice()
+        st.stop()
 
 st.title(study.title)
 if study.description:
@@ -60,7 +78,20 @@ if study.consent_text:
 
 
 def start() -> None:
-    """Create the session (from the button's callback: a double click cannot create two)."""
+    """Create the session (from the button's callback: a double click cannot create two).
+
+    A failed write (disk full, database gone) is logged and shown as a calm "please try again", never as
+    a traceback; nothing is half-created (the session is one INSERT).
+    """
+    try:
+        _start()
+    except Exception:
+        log.exception("starting a session failed")
+        ui.flash("error", "We could not start your session just now. Please try again in a moment; if it keeps "
+                          "happening, tell the research team.")
+
+
+def _start() -> None:
     if st.session_state.get("_created"):
         return
     if not st.session_state.get("consent_agree"):
@@ -73,9 +104,17 @@ def start() -> None:
     if store.survey_state() == "paused":
         ui.flash("info", "The study was paused a moment ago. Please come back later.")
         return
+    earlier = store.find_session(external_id) if external_id else None
+    if earlier is not None:  # started in another tab meanwhile: the same rule as opening the link
+        if participant_resume(earlier, external) == "resume":
+            st.session_state["_created"] = earlier.session_id
+            st.query_params[ui.TOKEN_PARAM] = earlier.session_id
+        else:
+            ui.flash("warning", PARTICIPANT_HAS_SESSION)
+        return
+    user_agent = (st.context.headers.get("User-Agent", "") or "") if study.record_user_agent else ""
     session = store.create_session(
-        study_version=loaded.version, evaluator_name=name[:100], external_id=external_id,
-        user_agent=st.context.headers.get("User-Agent", "") or "",
+        study_version=loaded.version, evaluator_name=name[:100], external_id=external_id, user_agent=user_agent,
         meta={k.lower(): v for k, v in external.items()},
     )
     st.session_state["_created"] = session.session_id

@@ -84,13 +84,8 @@ def save(finish: bool) -> None:
     scores = {m.id: st.session_state.get(f"{prefix}-{m.id}") for m in metrics}
     comment = st.session_state.get(f"{prefix}-comment") or ""
 
-    def run() -> None:
-        record_item_rating(ctx.store, ctx.session, task, index, item_id, scores, comment, ui.elapsed_ms(clock),
-                           items)
-        if finish:
-            finish_rating(ctx.store, ctx.session, task)
-
-    ui.safe_save(run)
+    ui.safe_save(lambda: record_item_rating(ctx.store, ctx.session, task, index, item_id, scores, comment,
+                                            ui.elapsed_ms(clock), items, finish=finish))  # one transaction
 
 
 with st.form(prefix):
