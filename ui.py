@@ -25,7 +25,7 @@ from evalkit.config import ConfigError, LoadedStudy, open_study, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
-from evalkit.survey import Step, SurveyError, current_step, record_choice
+from evalkit.survey import Step, SurveyError, current_step, progress_label, record_choice
 
 log = logging.getLogger("evalkit.app")
 HERE = Path(__file__).resolve().parent
@@ -175,12 +175,8 @@ def progress_header(step: Step, what: str = "Question") -> None:
     """Task and question numbers plus an overall progress bar."""
     assert step.task is not None
     st.caption(f"Task {step.task_number} of {step.n_tasks} · {step.task.title}")
-    done = step.answered / step.total if step.total else 1.0
-    if step.kind == "rating":
-        label = f"{what} {step.index + 1} (at least {step.n_questions})"
-    else:
-        label = f"{what} {step.index + 1} of {step.n_questions}"
-    st.progress(min(done, 1.0), text=f"{label} · {round(100 * done)}% of the study done")
+    fraction, text = progress_label(step, what)
+    st.progress(fraction, text=text)
 
 
 def instructions_gate(ctx: Context) -> None:

@@ -8,6 +8,7 @@ restarted server resume at the first unanswered question.
 
 from __future__ import annotations
 
+import math
 import textwrap
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ __all__ = [
     "current_step",
     "dot_graph",
     "finish_rating",
+    "progress_label",
     "record_choice",
     "record_item_rating",
     "record_slider",
@@ -49,8 +51,9 @@ class Step:
     """The screen a session should see now.
 
     ``index`` is the question index within the task (for a rating block: the
-    index the next rating gets). ``answered`` / ``total`` give overall progress
-    (a rating block counts its ``min_items``).
+    index the next rating gets). ``answered`` / ``total`` give overall progress:
+    a rating block counts its ``min_items`` plus one step for finishing it, so
+    the study reaches ``total`` only when nothing is left to do.
     """
 
     kind: StepKind
@@ -73,9 +76,10 @@ def current_step(study: Study, questions: Sequence[Question], progress: Progress
     total = answered = 0
     for task in study.tasks:
         if isinstance(task, RatingTask):
-            total += task.min_items
+            total += task.min_items + 1  # the required items, then "finish"
             done_here = task.id in progress.finished
-            answered += task.min_items if done_here else min(len(progress.rated.get(task.id, {})), task.min_items)
+            answered += (task.min_items + 1 if done_here
+                         else min(len(progress.rated.get(task.id, {})), task.min_items))
         else:
             qs = by_task.get(task.id, [])
             total += len(qs)
@@ -94,6 +98,30 @@ def current_step(study: Study, questions: Sequence[Question], progress: Progress
                 return Step(task.kind, task, number, n_tasks, q.index, q, len(by_task[task.id]), answered, total,
                             {})
     return Step("done", None, n_tasks, n_tasks, 0, None, 0, answered, total, {})
+
+
+def progress_label(step: Step, what: str = "Question") -> tuple[float, str]:
+    """The overall fraction done (1.0 only on the ``done`` step) and the progress bar's text.
+
+    For a rating block the text says how many items are still required, or
+    that the next one is optional once ``min_items`` are rated. The percentage
+    is rounded down, so "100%" appears only when nothing is left.
+    """
+    fraction = step.answered / step.total if step.total else 1.0
+    fraction = 1.0 if step.kind == "done" else min(fraction, 1.0)
+    if step.kind == "rating":
+        assert isinstance(step.task, RatingTask)
+        need = step.task.min_items
+        if len(step.rated) < need:
+            label = f"{what} {step.index + 1} of at least {need}"
+        else:
+            label = f"{what} {step.index + 1} (optional: the {need} required {'is' if need == 1 else 'are'} done)"
+    elif step.kind == "done":
+        label = "Finished"
+    else:
+        label = f"{what} {step.index + 1} of {step.n_questions}"
+    percent = 100 if step.kind == "done" else min(math.floor(100 * fraction), 99)
+    return fraction, f"{label} · {percent}% of the study done"
 
 
 def _common(question: Question) -> dict:
