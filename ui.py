@@ -247,7 +247,7 @@ def choice_question(ctx: Context, *, wide: bool) -> None:
     start_clock(clock)
     progress_header(step)
     st.subheader(getattr(step.task, "question", ""))
-    st.caption(f"Topic: {question.domain}")
+    st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
     columns = st.columns(len(question.texts)) if wide else [st.container() for _ in question.texts]
     for column, label, text in zip(columns, question.labels, question.texts, strict=True):
         with column:

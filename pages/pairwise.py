@@ -20,7 +20,7 @@ clock = ui.clock_key(ctx.session, question.task, question.index)
 ui.start_clock(clock)
 ui.progress_header(ctx.step)
 st.subheader(task.question)
-st.caption(f"Topic: {question.domain}")
+st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
 left, right = st.columns(2)
 with left:
     ui.text_card("Review A", question.texts[0])
