@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .config import RatingTask, Study, Task
+from .config import Metric, RatingTask, Study, Task
 from .datasets import RatingItem
 from .sampling import Question
 from .storage import Answer, Progress, Rating, Session, Store
@@ -29,6 +29,7 @@ __all__ = [
     "current_step",
     "dot_graph",
     "finish_rating",
+    "missing_scores",
     "progress_label",
     "record_choice",
     "record_item_rating",
@@ -178,6 +179,12 @@ def record_slider(store: Store, session: Session, question: Question, value: int
         **_common(question), **_sides(question))
 
 
+def missing_scores(task: RatingTask, scores: Mapping[str, int | None]) -> list[Metric]:
+    """The questions of a rating (familiarity first, then the metrics) that have no score in ``scores``."""
+    metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
+    return [m for m in metrics if scores.get(m.id) is None]
+
+
 def record_item_rating(store: Store, session: Session, task: RatingTask, index: int, item_id: str | None,
                        scores: Mapping[str, int | None], comment: str, time_spent_ms: int | None,
                        items: Sequence[RatingItem]) -> list[Rating]:
@@ -185,7 +192,7 @@ def record_item_rating(store: Store, session: Session, task: RatingTask, index: 
     if item_id is None or item_id not in {i.id for i in items}:
         raise SurveyError("Please choose a paper first.")
     metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
-    missing = [m.label for m in metrics if scores.get(m.id) is None]
+    missing = [m.label for m in missing_scores(task, scores)]
     if missing:
         raise SurveyError("Please answer every question before saving: " + ", ".join(missing) + ".")
     clean: dict[str, int] = {}

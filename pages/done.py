@@ -5,8 +5,6 @@ import streamlit as st
 import ui
 from evalkit.survey import completion_link
 
-st.set_page_config(layout="centered")
-
 ctx = ui.enter("done")
 session = ctx.store.complete_session(ctx.session.session_id)  # idempotent: the same code on every visit
 code = session.completion_code or ""

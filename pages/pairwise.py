@@ -10,7 +10,7 @@ ui.instructions_gate(ctx)
 task = ctx.step.task
 
 if getattr(task, "response", "choice") == "choice":
-    ui.choice_question(ctx, wide=True)
+    ui.choice_question(ctx)
     st.stop()
 
 # HELP protocol: -100 (A entirely better) .. +100 (B entirely better), accept / reject buttons.
@@ -21,11 +21,7 @@ ui.start_clock(clock)
 ui.progress_header(ctx.step)
 st.subheader(task.question)
 st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
-left, right = st.columns(2)
-with left:
-    ui.text_card("Review A", question.texts[0])
-with right:
-    ui.text_card("Review B", question.texts[1])
+ui.review_cards(question)
 key = f"{question.task}-{question.index}-slider"
 
 

@@ -83,7 +83,7 @@ def test_a_sentence_end_in_range_is_preferred_to_a_one_word_fragment() -> None:
     """The issue's example: '... is expensive. In...' left a one-word fragment of the next sentence."""
     text = "The screen is sharp and the battery lasts all day, but it is expensive. In the end I kept it anyway."
     limit = text.index("In the end") + len("In")  # the word cut would leave "In"
-    assert truncate_at_word(text, limit) == "The screen is sharp and the battery lasts all day, but it is expensive. In..."
+    assert truncate_at_word(text, limit).endswith("but it is expensive. In...")
     low = int(0.85 * limit)
     out = truncate_at_word(text, limit, min_chars=low)
     assert out == "The screen is sharp and the battery lasts all day, but it is expensive..."
