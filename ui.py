@@ -222,7 +222,7 @@ def instructions_gate(ctx: Context) -> None:
         return
     st.set_page_config(layout="centered")
     st.caption(f"Task {ctx.step.task_number} of {ctx.step.n_tasks}")
-    st.header(task.title)
+    st.header(task.title, anchor=False)
     st.markdown(task.instructions)  # trusted: written by the researcher in config.toml
     st.button("Begin", type="primary", on_click=lambda: seen.add(key), key=f"begin-{task.id}")
     st.stop()
@@ -270,6 +270,18 @@ def safe_save(save: Callable[[], Any]) -> None:
         flash("error", "Your answer could not be saved. Please try again in a moment.")
 
 
+def paper_graph(dot: str) -> None:
+    """A Graphviz chart at its natural size (node text stays legible), scrolled sideways when it is wider
+    than the screen, instead of being shrunk to the column's width (5 px text on a phone)."""
+    st.html("<style>.st-key-paper-graph {overflow-x: auto;} "
+            ".st-key-paper-graph [data-testid='stGraphVizChart'] svg {max-width: none;} "
+            "@media (min-width: 641px) {.st-key-paper-graph-hint {display: none;}}</style>")
+    with st.container(key="paper-graph-hint"):
+        st.caption("Scroll sideways to see the whole graph.")
+    with st.container(key="paper-graph"):
+        st.graphviz_chart(dot)
+
+
 def mark_missing_scores(prefix: str, task: RatingTask, scores: Mapping[str, int | None]) -> bool:
     """From a save callback: whether a score is missing; if so, the page marks the missing questions
     (see :func:`missing_marks`) from now on, until they are answered."""
@@ -297,7 +309,7 @@ def choice_question(ctx: Context) -> None:
     clock = clock_key(session, question.task, question.index)
     start_clock(clock)
     progress_header(step)
-    st.subheader(getattr(step.task, "question", ""))
+    st.subheader(getattr(step.task, "question", ""), anchor=False)
     st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
     key = f"{question.task}-{question.index}-choice"
 

@@ -38,7 +38,7 @@ if not available:
     st.info("You have rated every paper in the list. Thank you!")
     st.stop()
 
-st.subheader("Choose a paper you know well")
+st.subheader("Choose a paper you know well", anchor=False)
 item_id = st.selectbox(
     "Paper", available, index=None, format_func=lambda i: by_id[i].title, key=f"{task.id}-{index}-item",
     placeholder="Type to search the list of papers...", label_visibility="collapsed")
@@ -73,7 +73,7 @@ with st.container(border=True):
     for entry in item.key_comparisons:
         st.text(f"• {entry}")
     st.markdown("**Graph of the paper**: title → claims → methods → experiments")
-    st.graphviz_chart(dot_graph(item))
+    ui.paper_graph(dot_graph(item))
 
 st.markdown("#### Your ratings")
 prefix = f"{task.id}-{index}"
