@@ -34,10 +34,10 @@ ui.show_flash()
 with st.form(f"{question.task}-{question.index}"):
     st.slider("Move the slider towards the better review", min_value=-100, max_value=100, value=0, step=1,
               key=key, help="-100: Review A is entirely better · 0: no preference · +100: Review B is entirely better")
-    with st.container(horizontal=True, horizontal_alignment="distribute"):  # one row, also on a phone
-        st.caption("◀ Review A is better", width="content")
-        st.caption("0 = no preference", width="content")
-        st.caption("Review B is better ▶", width="content")
+    with st.container(horizontal=True, wrap=False):  # one row under the slider's ends, also on a phone
+        st.caption("◀ Review A is better")
+        st.caption("0 = no preference", text_alignment="center")
+        st.caption("Review B is better ▶", text_alignment="right")
     st.markdown("Then say whether **both** reviews would be acceptable as real reviews:")
     c1, c2 = st.columns(2)
     with c1:
