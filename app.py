@@ -17,12 +17,14 @@ import logging
 
 import streamlit as st
 
-from ui import app_pages
-
-st.set_page_config(page_title="Survey", page_icon=":material/rate_review:", layout="wide")
+from ui import PAGE_ICON, app_pages, page_layout
 
 pages = app_pages()
 page = st.navigation(pages, position="hidden")
+# The icon is a local file: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
+# The layout is set once per run, before anything renders: consent and done are centred from the first
+# paint, results wide; a question page picks its own (centred instructions, wide questions).
+st.set_page_config(page_title="Survey", page_icon=PAGE_ICON, layout=page_layout(page.url_path))
 try:
     page.run()
 except Exception:  # never a traceback on an evaluator's screen; the details go to the server log

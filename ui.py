@@ -14,18 +14,18 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import streamlit as st
 
-from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
+from evalkit.config import ConfigError, LoadedStudy, Metric, RatingTask, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
-from evalkit.survey import Step, SurveyError, current_step, record_choice
+from evalkit.survey import Step, SurveyError, current_step, missing_scores, progress_label, record_choice
 
 log = logging.getLogger("evalkit.app")
 HERE = Path(__file__).resolve().parent
@@ -38,6 +38,14 @@ PAGES = {
     "results": "pages/results.py",
 }
 TOKEN_PARAM = "s"
+PAGE_ICON = str(HERE / "assets" / "favicon.png")  # served by this server: no third-party request
+# by url_path; question pages choose (see instructions_gate)
+_LAYOUTS: dict[str, Literal["centered", "wide"]] = {"": "centered", "done": "centered", "results": "wide"}
+
+
+def page_layout(url_path: str) -> Literal["centered", "wide"] | None:
+    """The layout app.py sets before a page runs, or None when the page sets it itself (question pages)."""
+    return _LAYOUTS.get(url_path)
 
 
 # ----------------------------------------------------------------------------- cached resources
@@ -166,36 +174,56 @@ def enter(kind: str) -> Context:
 
 
 def text_card(label: str, text: str) -> None:
-    """A bordered card with our label and untrusted text rendered as plain text (no markdown, no HTML)."""
-    with st.container(border=True):
+    """A bordered card with our label and untrusted text rendered as plain text (no markdown, no HTML).
+
+    The card stretches to the height of its row, so cards side by side are equally tall.
+    """
+    with st.container(border=True, height="stretch"):
         st.markdown(f"**{label}**")
         st.text(text)
+
+
+def review_cards(question: Question) -> None:
+    """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens)."""
+    columns = st.columns(len(question.texts), gap="small")
+    for column, label, text in zip(columns, question.labels, question.texts, strict=True):
+        with column:
+            text_card(f"Review {label}", text)
+
+
+def _align_choice_with_cards(key: str, n: int) -> None:
+    """Lay the radio options of widget ``key`` out as ``n`` equal columns, each under its card.
+
+    Plain CSS scoped to the widget's key class (``st-key-<key>``); the key carries no source names.
+    """
+    st.html(f"<style>.st-key-{key} [role='radiogroup'] {{display: grid; "
+            f"grid-template-columns: repeat({n}, minmax(0, 1fr)); column-gap: 1rem;}}</style>")
 
 
 def progress_header(step: Step, what: str = "Question") -> None:
     """Task and question numbers plus an overall progress bar."""
     assert step.task is not None
     st.caption(f"Task {step.task_number} of {step.n_tasks} · {step.task.title}")
-    done = step.answered / step.total if step.total else 1.0
-    if step.kind == "rating":
-        label = f"{what} {step.index + 1} (at least {step.n_questions})"
-    else:
-        label = f"{what} {step.index + 1} of {step.n_questions}"
-    st.progress(min(done, 1.0), text=f"{label} · {round(100 * done)}% of the study done")
+    fraction, text = progress_label(step, what)
+    st.progress(fraction, text=text)
 
 
 def instructions_gate(ctx: Context) -> None:
-    """Show a task's instructions before its first question, until the evaluator clicks "Begin"."""
+    """Show a task's instructions before its first question, until the evaluator clicks "Begin".
+
+    Sets the page layout once per run: centred for the instructions, wide for the question.
+    """
     task = ctx.step.task
     assert task is not None
     seen: set = st.session_state.setdefault("_intro_seen", set())
     key = (ctx.session.session_id, task.id)
     first = ctx.step.index == 0 and not (ctx.step.kind == "rating" and ctx.step.rated)
     if not first or key in seen or not getattr(task, "instructions", "").strip():
+        st.set_page_config(layout="wide")
         return
     st.set_page_config(layout="centered")
     st.caption(f"Task {ctx.step.task_number} of {ctx.step.n_tasks}")
-    st.header(task.title)
+    st.header(task.title, anchor=False)
     st.markdown(task.instructions)  # trusted: written by the researcher in config.toml
     st.button("Begin", type="primary", on_click=lambda: seen.add(key), key=f"begin-{task.id}")
     st.stop()
@@ -243,31 +271,60 @@ def safe_save(save: Callable[[], Any]) -> None:
         flash("error", "Your answer could not be saved. Please try again in a moment.")
 
 
-def choice_question(ctx: Context, *, wide: bool) -> None:
-    """A forced-choice question (triplet or pair): texts side by side, a required choice, one submit."""
+def paper_graph(dot: str) -> None:
+    """A Graphviz chart at its natural size (node text stays legible), scrolled sideways when it is wider
+    than the screen, instead of being shrunk to the column's width (5 px text on a phone)."""
+    st.html("<style>.st-key-paper-graph {overflow-x: auto;} "
+            ".st-key-paper-graph [data-testid='stGraphVizChart'] svg {max-width: none;} "
+            "@media (min-width: 641px) {.st-key-paper-graph-hint {display: none;}}</style>")
+    with st.container(key="paper-graph-hint"):
+        st.caption("Scroll sideways to see the whole graph.")
+    with st.container(key="paper-graph"):
+        st.graphviz_chart(dot)
+
+
+def mark_missing_scores(prefix: str, task: RatingTask, scores: Mapping[str, int | None]) -> bool:
+    """From a save callback: whether a score is missing; if so, the page marks the missing questions
+    (see :func:`missing_marks`) from now on, until they are answered."""
+    if not missing_scores(task, scores):
+        return False
+    st.session_state[f"_{prefix}-tried"] = True
+    return True
+
+
+def missing_marks(prefix: str, task: RatingTask, metrics: Sequence[Metric]) -> set[str]:
+    """Ids of the rating questions to mark as missing: none before the first failed save, then those
+    still without a score in the widgets keyed ``{prefix}-{metric id}``."""
+    if not st.session_state.get(f"_{prefix}-tried"):
+        return set()
+    scores = {m.id: st.session_state.get(f"{prefix}-{m.id}") for m in metrics}
+    return {m.id for m in missing_scores(task, scores)}
+
+
+def choice_question(ctx: Context) -> None:
+    """A forced-choice question (triplet or pair): cards side by side, under them one option per card
+    with the card's label, nothing preselected, one submit that saves in its callback."""
     step, session = ctx.step, ctx.session
     question = step.question
     assert question is not None and step.task is not None
     clock = clock_key(session, question.task, question.index)
     start_clock(clock)
     progress_header(step)
-    st.subheader(getattr(step.task, "question", ""))
-    st.caption(f"Topic: {question.domain}")
-    columns = st.columns(len(question.texts)) if wide else [st.container() for _ in question.texts]
-    for column, label, text in zip(columns, question.labels, question.texts, strict=True):
-        with column:
-            text_card(f"Review {label}", text)
+    st.subheader(getattr(step.task, "question", ""), anchor=False)
+    st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
     key = f"{question.task}-{question.index}-choice"
 
     def submit() -> None:
         label = st.session_state.get(key)
         safe_save(lambda: record_choice(ctx.store, session, question, label, elapsed_ms(clock)))
 
-    show_flash()
-    with st.form(f"{question.task}-{question.index}"):
+    with st.form(f"{question.task}-{question.index}", border=False):
+        review_cards(question)
+        _align_choice_with_cards(key, len(question.labels))
         st.radio(getattr(step.task, "question", "Your answer"), list(question.labels),
                  format_func=lambda label: f"Review {label}", index=None, horizontal=True, key=key,
-                 label_visibility="collapsed")
+                 label_visibility="collapsed", width="stretch")
+        show_flash()
         st.form_submit_button("Next", type="primary", on_click=submit)
 
 

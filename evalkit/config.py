@@ -207,6 +207,11 @@ class Study:
     #: store the browser's User-Agent with each session (off by default: say so in the consent text if on)
     record_user_agent: bool = False
     config_sha256: str = field(repr=False, default="")
+    domain_names: tuple[tuple[str, str], ...] = ()  # ([study.domain_names]) domain -> name shown to evaluators
+
+    def domain_label(self, domain: str) -> str:
+        """The name evaluators see for ``domain``: ``[study.domain_names]``, else the key capitalised."""
+        return dict(self.domain_names).get(domain) or domain.capitalize()
 
     @property
     def sampled_tasks(self) -> list[TripletTask | PairwiseTask]:
@@ -470,6 +475,8 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     record_user_agent = st.get("record_user_agent", False)
     if not isinstance(record_user_agent, bool):
         st.fail("record_user_agent", f"must be true or false, got {_type(record_user_agent)}")
+    names = _Table(st.get("domain_names", {}), path, "[study.domain_names]")
+    domain_names = {key: names.str(key).strip() for key in names.data}
     st.done()
 
     pt = _Table(top.get("pool", {}), path, "[pool]")
@@ -510,11 +517,18 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if dup:
         raise ConfigError(f"{path.name}: [[tasks]]: task id {dup[0]!r} is used by more than one task")
     top.done()
+    known = [d for t in tasks if not isinstance(t, RatingTask) for _, d in t.slots()]
+    for key in domain_names:
+        if key not in known:
+            near = difflib.get_close_matches(key, sorted(set(known)), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            names.fail(key, f"is not a domain of any task{hint}; the tasks' domains: "
+                            f"{', '.join(sorted(set(known))) or 'none'}")
     return Study(
         path=path.resolve(), title=title.strip(), datasets=datasets, database=db.resolve(),
         completion_url=completion_url, seed=seed, estimated_minutes=minutes, consent_text=consent_text,
         description=description, pool=pool, bias=bias, tasks=tasks, record_user_agent=record_user_agent,
-        config_sha256=hashlib.sha256(raw).hexdigest(),
+        config_sha256=hashlib.sha256(raw).hexdigest(), domain_names=tuple(sorted(domain_names.items())),
     )
 
 

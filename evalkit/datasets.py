@@ -432,3 +432,9 @@ def count_reviews(path: str | Path) -> int:
     """Number of ``<Review>`` elements in a file, eligible or not (for reports)."""
     return sum(1 for _ in _parse_xml(Path(path)).iterchildren("Review"))
 
+
+def review_counts(path: str | Path) -> tuple[int, int]:
+    """(``<Review>`` elements in a file, those with at least one non-empty sentence text)."""
+    reviews = list(_parse_xml(Path(path)).iterchildren("Review"))
+    with_text = sum(1 for r in reviews if any((t.text or "").strip() for t in r.iter("text")))
+    return len(reviews), with_text

@@ -9,13 +9,14 @@ restarted server resume at the first unanswered question.
 from __future__ import annotations
 
 import hmac
+import math
 import textwrap
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .config import RatingTask, Study, Task
+from .config import Metric, RatingTask, Study, Task
 from .datasets import RatingItem
 from .sampling import Question
 from .storage import Answer, Progress, Rating, Session, Store
@@ -29,7 +30,9 @@ __all__ = [
     "current_step",
     "dot_graph",
     "finish_rating",
+    "missing_scores",
     "participant_resume",
+    "progress_label",
     "record_choice",
     "record_item_rating",
     "record_slider",
@@ -51,8 +54,9 @@ class Step:
     """The screen a session should see now.
 
     ``index`` is the question index within the task (for a rating block: the
-    index the next rating gets). ``answered`` / ``total`` give overall progress
-    (a rating block counts its ``min_items``).
+    index the next rating gets). ``answered`` / ``total`` give overall progress:
+    a rating block counts its ``min_items`` plus one step for finishing it, so
+    the study reaches ``total`` only when nothing is left to do.
     """
 
     kind: StepKind
@@ -75,9 +79,10 @@ def current_step(study: Study, questions: Sequence[Question], progress: Progress
     total = answered = 0
     for task in study.tasks:
         if isinstance(task, RatingTask):
-            total += task.min_items
+            total += task.min_items + 1  # the required items, then "finish"
             done_here = task.id in progress.finished
-            answered += task.min_items if done_here else min(len(progress.rated.get(task.id, {})), task.min_items)
+            answered += (task.min_items + 1 if done_here
+                         else min(len(progress.rated.get(task.id, {})), task.min_items))
         else:
             qs = by_task.get(task.id, [])
             total += len(qs)
@@ -96,6 +101,30 @@ def current_step(study: Study, questions: Sequence[Question], progress: Progress
                 return Step(task.kind, task, number, n_tasks, q.index, q, len(by_task[task.id]), answered, total,
                             {})
     return Step("done", None, n_tasks, n_tasks, 0, None, 0, answered, total, {})
+
+
+def progress_label(step: Step, what: str = "Question") -> tuple[float, str]:
+    """The overall fraction done (1.0 only on the ``done`` step) and the progress bar's text.
+
+    For a rating block the text says how many items are still required, or
+    that the next one is optional once ``min_items`` are rated. The percentage
+    is rounded down, so "100%" appears only when nothing is left.
+    """
+    fraction = step.answered / step.total if step.total else 1.0
+    fraction = 1.0 if step.kind == "done" else min(fraction, 1.0)
+    if step.kind == "rating":
+        assert isinstance(step.task, RatingTask)
+        need = step.task.min_items
+        if len(step.rated) < need:
+            label = f"{what} {step.index + 1} of at least {need}"
+        else:
+            label = f"{what} {step.index + 1} (optional: the {need} required {'is' if need == 1 else 'are'} done)"
+    elif step.kind == "done":
+        label = "Finished"
+    else:
+        label = f"{what} {step.index + 1} of {step.n_questions}"
+    percent = 100 if step.kind == "done" else min(math.floor(100 * fraction), 99)
+    return fraction, f"{label} · {percent}% of the study done"
 
 
 def _common(question: Question) -> dict:
@@ -152,6 +181,12 @@ def record_slider(store: Store, session: Session, question: Question, value: int
         **_common(question), **_sides(question))
 
 
+def missing_scores(task: RatingTask, scores: Mapping[str, int | None]) -> list[Metric]:
+    """The questions of a rating (familiarity first, then the metrics) that have no score in ``scores``."""
+    metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
+    return [m for m in metrics if scores.get(m.id) is None]
+
+
 def record_item_rating(store: Store, session: Session, task: RatingTask, index: int, item_id: str | None,
                        scores: Mapping[str, int | None], comment: str, time_spent_ms: int | None,
                        items: Sequence[RatingItem], *, finish: bool = False) -> list[Rating]:
@@ -168,7 +203,7 @@ def record_item_rating(store: Store, session: Session, task: RatingTask, index: 
         if need > 0:
             raise SurveyError(f"Please rate {need} more {'paper' if need == 1 else 'papers'} before finishing.")
     metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
-    missing = [m.label for m in metrics if scores.get(m.id) is None]
+    missing = [m.label for m in missing_scores(task, scores)]
     if missing:
         raise SurveyError("Please answer every question before saving: " + ", ".join(missing) + ".")
     clean: dict[str, int] = {}

@@ -9,7 +9,6 @@ import streamlit as st
 import ui
 from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
 
-st.set_page_config(layout="centered")
 log = logging.getLogger("evalkit.app")
 PARTICIPANT_HAS_SESSION = (
     "This participant ID already has a session in this study, so a second one cannot be started. To continue "

@@ -5,13 +5,11 @@ import streamlit as st
 import ui
 from evalkit.survey import completion_link
 
-st.set_page_config(layout="centered")
-
 ctx = ui.enter("done")
 session = ctx.store.complete_session(ctx.session.session_id)  # idempotent: the same code on every visit
 code = session.completion_code or ""
 
-st.title("Thank you!")
+st.title("Thank you!", anchor=False)
 st.write("You have finished the study and all your answers are saved. You can close this page.")
 st.markdown("Your completion code:")
 st.code(code, language=None)

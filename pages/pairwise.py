@@ -10,7 +10,7 @@ ui.instructions_gate(ctx)
 task = ctx.step.task
 
 if getattr(task, "response", "choice") == "choice":
-    ui.choice_question(ctx, wide=True)
+    ui.choice_question(ctx)
     st.stop()
 
 # HELP protocol: -100 (A entirely better) .. +100 (B entirely better), accept / reject buttons.
@@ -19,13 +19,9 @@ assert question is not None
 clock = ui.clock_key(ctx.session, question.task, question.index)
 ui.start_clock(clock)
 ui.progress_header(ctx.step)
-st.subheader(task.question)
-st.caption(f"Topic: {question.domain}")
-left, right = st.columns(2)
-with left:
-    ui.text_card("Review A", question.texts[0])
-with right:
-    ui.text_card("Review B", question.texts[1])
+st.subheader(task.question, anchor=False)
+st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
+ui.review_cards(question)
 key = f"{question.task}-{question.index}-slider"
 
 
@@ -38,10 +34,10 @@ ui.show_flash()
 with st.form(f"{question.task}-{question.index}"):
     st.slider("Move the slider towards the better review", min_value=-100, max_value=100, value=0, step=1,
               key=key, help="-100: Review A is entirely better · 0: no preference · +100: Review B is entirely better")
-    a, mid, b = st.columns([1, 2, 1])
-    a.caption("◀ Review A is better")
-    mid.caption("0 = no preference", text_alignment="center")
-    b.caption("Review B is better ▶", text_alignment="right")
+    with st.container(horizontal=True, wrap=False):  # one row under the slider's ends, also on a phone
+        st.caption("◀ Review A is better")
+        st.caption("0 = no preference", text_alignment="center")
+        st.caption("Review B is better ▶", text_alignment="right")
     st.markdown("Then say whether **both** reviews would be acceptable as real reviews:")
     c1, c2 = st.columns(2)
     with c1:

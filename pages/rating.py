@@ -38,7 +38,7 @@ if not available:
     st.info("You have rated every paper in the list. Thank you!")
     st.stop()
 
-st.subheader("Choose a paper you know well")
+st.subheader("Choose a paper you know well", anchor=False)
 item_id = st.selectbox(
     "Paper", available, index=None, format_func=lambda i: by_id[i].title, key=f"{task.id}-{index}-item",
     placeholder="Type to search the list of papers...", label_visibility="collapsed")
@@ -73,7 +73,7 @@ with st.container(border=True):
     for entry in item.key_comparisons:
         st.text(f"• {entry}")
     st.markdown("**Graph of the paper**: title → claims → methods → experiments")
-    st.graphviz_chart(dot_graph(item))
+    ui.paper_graph(dot_graph(item))
 
 st.markdown("#### Your ratings")
 prefix = f"{task.id}-{index}"
@@ -83,17 +83,28 @@ last_needed = len(rated) + 1 >= task.min_items
 def save(finish: bool) -> None:
     scores = {m.id: st.session_state.get(f"{prefix}-{m.id}") for m in metrics}
     comment = st.session_state.get(f"{prefix}-comment") or ""
+    if ui.mark_missing_scores(prefix, task, scores):  # validation: the page marks the unanswered questions
+        return
 
     ui.safe_save(lambda: record_item_rating(ctx.store, ctx.session, task, index, item_id, scores, comment,
                                             ui.elapsed_ms(clock), items, finish=finish))  # one transaction
 
 
-with st.form(prefix):
-    for m in metrics:
-        st.radio(f"**{m.label}.** {m.question}", list(m.scale), index=None, key=f"{prefix}-{m.id}",
-                 format_func=lambda k, m=m: f"{k} · {m.anchors[k - 1]}")
+missing = ui.missing_marks(prefix, task, metrics)  # questions left unanswered after a click on "Save"
+for m in metrics:  # outside the form: each answer reruns the page, so its mark goes away at once
+    st.markdown(f"**{m.label}.** {m.question}")
+    if m.id in missing:
+        st.markdown(":red[**Please choose a score for this question.**]")
+    st.radio(f"**{m.label}.** {m.question}", list(m.scale), index=None, key=f"{prefix}-{m.id}",
+             format_func=lambda k, m=m: f"{k} · {m.anchors[k - 1]}", label_visibility="collapsed")
+with st.form(prefix, border=False):
     st.text_area("Comments (optional)", key=f"{prefix}-comment", max_chars=5000,
                  placeholder="Anything the scores do not capture")
+    if missing:
+        n = len(missing)
+        st.error(f"{n} {'question has' if n == 1 else 'questions have'} no score yet: "
+                 f"{'it is' if n == 1 else 'they are'} marked in red above.")
+    ui.show_flash()  # just above the buttons, where the evaluator is looking after a click
     c1, c2 = st.columns(2)
     with c1:
         st.form_submit_button("Save and rate another paper", on_click=save, args=(False,), width="stretch",
@@ -101,4 +112,3 @@ with st.form(prefix):
     with c2:
         st.form_submit_button("Save and finish", type="primary", on_click=save, args=(True,), width="stretch",
                               disabled=not last_needed)
-ui.show_flash()  # below the buttons, where the evaluator is looking after a click

@@ -4,4 +4,4 @@ import ui
 
 ctx = ui.enter("triplet")
 ui.instructions_gate(ctx)
-ui.choice_question(ctx, wide=True)
+ui.choice_question(ctx)

@@ -198,12 +198,15 @@ def make_token_study(tmp: Path, *, response: str = "choice", min_items: int = 1,
                                                                             range(per_pool)])
     with open(data / "papers.jsonl", "w", encoding="utf-8") as fh:
         for i, title in enumerate(["Alpha Paper on Graphs", "Beta Paper on Text", "Gamma Paper on Images"]):
-            nodes = [{"id": "t", "label": title, "type": "title", "text": title},
-                     {"id": "c", "label": "Main claim", "type": "claim", "text": "<b>bold?</b> a claim"},
+            # four claims side by side: a graph as wide as the demo's (too wide for a phone at full size)
+            claims = [{"id": f"c{k}", "label": f"Claim {k}", "type": "claim",
+                       "text": "<b>bold?</b> a claim that needs a few lines of text to state"} for k in range(4)]
+            nodes = [{"id": "t", "label": title, "type": "title", "text": title}, *claims,
                      {"id": "m", "label": "Method", "type": "method", "text": "A method."},
                      {"id": "e", "label": "Experiment", "type": "experiment", "text": "An experiment."}]
+            edges = [["t", c["id"]] for c in claims] + [["c0", "m"], ["m", "e"]]
             fh.write(json.dumps({**PAPER, "id": f"paper{i}", "title": title, "summary": f"Summary of {title}.",
-                                 "graph": {"nodes": nodes, "edges": [["t", "c"], ["c", "m"], ["m", "e"]]}}) + "\n")
+                                 "graph": {"nodes": nodes, "edges": edges}}) + "\n")
     (tmp / "consent.md").write_text("You agree to **take part** in a short test study.\n", encoding="utf-8")
     text = TOKENS_CONFIG.format(**SOURCES, response=response, min_items=min_items)
     path = tmp / "config.toml"

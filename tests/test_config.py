@@ -97,6 +97,11 @@ STATIC_ERRORS = [
      'domains = ["alpha", "beta", "alpha"]\nresponse = "stars"', ["'pairs'", "'response'", "'choice', 'slider'"]),
     ('datasets = "datasets"', 'datasets = "nowhere"', ["[study]", "'datasets'", "nowhere"]),
     ('min_chars = 40', 'min_chars = "40"', ["'min_chars'", "must be an integer"]),
+    ('seed = 99', 'seed = 99\ndomain_names = "Alpha"', ["[study.domain_names]", "must be a table"]),
+    ('seed = 99', 'seed = 99\n[study.domain_names]\nalpha = ""', ["[study.domain_names]", "'alpha'", "not be empty"]),
+    ('seed = 99', 'seed = 99\n[study.domain_names]\nalpha = 3', ["[study.domain_names]", "'alpha'", "a string"]),
+    ('seed = 99', 'seed = 99\n[study.domain_names]\nalpah = "Alpha"',
+     ["[study.domain_names]", "'alpah'", "not a domain of any task", "did you mean 'alpha'", "alpha, beta"]),
 ]
 
 
@@ -191,3 +196,12 @@ def test_copy_of_demo_is_valid(tmp_path: Path) -> None:
     cfg.write_text(cfg.read_text().replace('consent = "consent.md"', 'consent = "missing.md"'))
     with pytest.raises(ConfigError, match=r"\[study\]: key 'consent': file 'missing.md' not found"):
         load_study(cfg)
+
+
+def test_domain_names_default_to_the_capitalised_key(tmp_path: Path) -> None:
+    study = load_study(make_study(tmp_path / "plain"))
+    assert study.domain_label("alpha") == "Alpha" and study.domain_label("beta") == "Beta"
+    cfg = _broken(tmp_path / "named", "seed = 99", 'seed = 99\n[study.domain_names]\nalpha = "  Laptops "')
+    named = load_study(cfg)
+    assert named.domain_label("alpha") == "Laptops" and named.domain_label("beta") == "Beta"
+    assert open_study(ROOT / "config.toml").study.domain_label("laptop") == "Laptops"

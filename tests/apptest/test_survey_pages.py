@@ -329,7 +329,7 @@ def test_rating_flow_select_view_rate_and_finish(harness: Harness) -> None:
     assert at.radio(key="novelty-0-familiarity").options[4] == "5 · Know it in depth"
     finish = button(at, "Save and finish")
     finish.click().run()
-    assert "answer every question" in at.error[0].value and "Familiarity" in at.error[0].value
+    assert "3 questions have no score yet" in at.error[0].value
     assert harness.store.ratings() == []
     fill_rating(at, 0, {"familiarity": 4, "specificity": 2, "factuality": 5})
     at.text_area(key="novelty-0-comment").input("Clear enough.")
@@ -344,6 +344,50 @@ def test_rating_flow_select_view_rate_and_finish(harness: Harness) -> None:
     done = harness.store.get_session(session.session_id)
     assert done.status == "completed" and at.code[0].value == done.completion_code
     assert at.link_button[0].proto.url == f"https://example.org/done?cc={done.completion_code}"
+
+
+MARK = ":red[**Please choose a score for this question.**]"
+
+
+def marked(at) -> list[str]:
+    """The rating questions marked as missing: the question text shown right before each mark."""
+    values = [m.value for m in at.markdown]
+    return [values[k - 1] for k, v in enumerate(values) if v == MARK]
+
+
+def test_rating_validation_marks_missing_questions_and_clears_when_answered(harness: Harness) -> None:
+    at, _ = to_rating(harness)
+    at.selectbox(key="novelty-0-item").select("paper1").run()
+    assert marked(at) == [] and not at.error  # nothing is marked before a save was tried
+    fill_rating(at, 0, {"specificity": 2})
+    button(at, "Save and finish").click().run()
+    assert not at.exception and harness.store.ratings() == []
+    assert marked(at) == ["**Familiarity.** How familiar are you with this paper?",
+                          "**Factuality.** How accurate is it?"]
+    [error] = at.error
+    assert error.value == "2 questions have no score yet: they are marked in red above."
+    assert "Specificity" not in error.value  # no list of every criterion
+    at.radio(key="novelty-0-familiarity").set_value(5).run()  # answering clears its mark at once
+    assert marked(at) == ["**Factuality.** How accurate is it?"]
+    assert at.error[0].value.startswith("1 question has no score yet")
+    at.radio(key="novelty-0-factuality").set_value(1).run()
+    assert marked(at) == [] and not at.error  # all answered: the message is gone before saving
+    assert at.radio(key="novelty-0-specificity").value == 2  # earlier answers kept across the reruns
+    button(at, "Save and finish").click().run()
+    assert not at.exception and at.title[0].value == "Thank you!"
+    assert {(r.metric, r.score) for r in harness.store.ratings() if r.score} == {
+        ("familiarity", 5), ("specificity", 2), ("factuality", 1)}
+
+
+def test_progress_is_below_100_until_the_rating_block_is_finished(harness: Harness) -> None:
+    at, _ = to_rating(harness)
+    assert at.get("progress")[0].proto.text.startswith("Paper 1 of at least 1 · ")
+    at.selectbox(key="novelty-0-item").select("paper0").run()
+    fill_rating(at, 0, {"familiarity": 3, "specificity": 3, "factuality": 3})
+    button(at, "Save and rate another paper").click().run()
+    text = at.get("progress")[0].proto.text
+    assert text.startswith("Paper 2 (optional: the 1 required is done)") and "100%" not in text
+    assert at.get("progress")[0].proto.value < 100
 
 
 def test_rate_another_then_done_button(harness: Harness) -> None:
@@ -491,3 +535,69 @@ def test_demo_study_first_screen(make_harness, tmp_path) -> None:
     session = session_of(h, at)
     step = current_step(h.loaded.study, questions(h, session), h.store.progress(session.session_id))
     assert step.kind == "triplet" and step.index == 0
+
+
+# ----------------------------------------------------------------------------- page config and choice layout
+
+
+@pytest.fixture
+def page_configs(monkeypatch) -> list[dict]:
+    """Every st.set_page_config call of the runs that follow (layout, icon)."""
+    import streamlit
+
+    calls: list[dict] = []
+    real = streamlit.set_page_config
+
+    def record(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "set_page_config", record)
+    return calls
+
+
+def layouts(calls: list[dict]) -> list[str]:
+    return [c["layout"] for c in calls if c.get("layout")]
+
+
+def test_each_screen_sets_one_layout_from_the_start_and_a_local_icon(harness: Harness, page_configs) -> None:
+    from pathlib import Path
+
+    at = harness.app()  # consent: centred from the first message on, never wide first
+    assert layouts(page_configs) and set(layouts(page_configs)) == {"centered"}
+    icons = [c["page_icon"] for c in page_configs if c.get("page_icon")]
+    assert icons and all(Path(i).is_file() and not i.startswith(":") for i in icons)  # no :material/ icon
+    page_configs.clear()
+    at = start(harness)  # the first task's instructions: centred
+    assert layouts(page_configs)[-1] == "centered" and "wide" not in layouts(page_configs)[-1:]
+    page_configs.clear()
+    begin(at)  # the question: wide, set once
+    assert layouts(page_configs) == ["wide"]
+    page_configs.clear()
+    at.switch_page("pages/results.py").run()  # the results page stays wide
+    assert layouts(page_configs)[-1] == "wide"
+
+
+def test_choice_sits_with_the_cards_aligned_one_option_per_card(harness: Harness) -> None:
+    at = begin(start(harness))
+    assert "Topic: Alpha" in texts(at) or "Topic: Beta" in texts(at)  # a display name, not the raw key
+    radio = at.radio(key="turing-0-choice")
+    assert radio.value is None and radio.options == ["Review A", "Review B", "Review C"]
+    # the cards and the choice are in one form (no separate box), and the options are laid out as one
+    # column per card, in the cards' order
+    [form] = at.get("form")
+    inside: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            inside.append(str(proto))
+        children = getattr(node, "children", None) or {}
+        for child in (children.values() if isinstance(children, dict) else children):
+            walk(child)
+
+    walk(form)
+    joined = "\n".join(inside)
+    assert all(f"**Review {label}**" in joined for label in "ABC") and "turing-0-choice" in joined
+    css = "\n".join(h.proto.body for h in at.get("html"))
+    assert ".st-key-turing-0-choice" in css and "repeat(3," in css

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -59,17 +60,30 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     requests: list[str] = []
     dialogs: list[str] = []
     context = browser.new_context(viewport={"width": 1280, "height": 1500})
+    context.on("request", lambda r: requests.append(r.url))  # every request of the session, every page
+    # the main column's width on every animation frame: a layout jump would show up as a different width
+    context.add_init_script("""
+      window.__widths = [];
+      const tick = () => {
+        const main = document.querySelector('[data-testid=stMainBlockContainer]');
+        if (main) window.__widths.push(Math.round(main.getBoundingClientRect().width));
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    """)
     page = context.new_page()
-    page.on("request", lambda r: requests.append(r.url))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     shots = Screens(page)
 
-    # consent
+    # consent: centred from the first paint to the first click (never wide, then centred)
     page.goto(url)
     wait_for_app_run(page)
     expect(page.get_by_role("heading", name="Token study")).to_be_visible()
     shots.capture("consent")
     page.get_by_text("I agree to take part").click()
+    wait_for_app_run(page)
+    widths = page.evaluate("() => window.__widths")
+    assert widths and max(widths) <= 736, widths  # Streamlit's centred column; wide would be ~1120
     page.get_by_role("textbox", name="Your name").fill("Browser Evaluator")
     page.get_by_role("button", name="Start the study").click()
     wait_for_app_run(page)
@@ -85,6 +99,18 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     wait_for_app_run(page)
     expect(page.get_by_text("Question 1 of 3")).to_be_visible()
     shots.capture("triplet-1")
+    # each option sits under its card, starting at the card's left edge; the cards are equally tall
+    def card(label: str):
+        return (page.get_by_test_id("stColumn").filter(has_text=f"Review {label}")
+                .get_by_test_id("stVerticalBlock").filter(has_text=f"Review {label}").last)
+
+    for label in "ABC":
+        option = page.get_by_test_id("stRadio").get_by_text(f"Review {label}", exact=True)
+        card_box, option_box = card(label).bounding_box(), option.bounding_box()
+        assert card_box["x"] <= option_box["x"] <= card_box["x"] + 40, (label, card_box, option_box)
+        assert option_box["y"] > card_box["y"] + card_box["height"]
+    heights = {round(card(k).bounding_box()["height"]) for k in "ABC"}
+    assert len(heights) == 1, heights
     choose("Review A")
     page.get_by_role("button", name="Next").click()
     wait_for_app_run(page)
@@ -137,13 +163,33 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     wait_for_app_run(page)
     page.get_by_test_id("stGraphVizChart").locator("svg").wait_for(timeout=20_000)
     shots.capture("rating-item")
-    page.get_by_role("button", name="Save and finish").click()
+    # on a phone the graph keeps its natural size (legible node text) and scrolls sideways
+    page.set_viewport_size({"width": 390, "height": 1500})
     wait_for_app_run(page)
-    expect(page.get_by_text("Please answer every question")).to_be_visible()
+    svg = page.get_by_test_id("stGraphVizChart").locator("svg")
+    natural = float(svg.get_attribute("viewBox").split()[2]) * 4 / 3  # pt -> px
+    assert svg.bounding_box()["width"] >= natural - 1 > 390
+    text_height = min(t.bounding_box()["height"] for t in svg.locator("text").all()[:5])
+    assert text_height >= 9, text_height  # was about 5 px when shrunk to the column
+    shots.capture("rating-item-narrow")
+    page.set_viewport_size({"width": 1280, "height": 1500})
+    wait_for_app_run(page)
     groups = page.get_by_role("radiogroup")
     assert groups.count() == 3  # familiarity + two metrics
-    for k in range(3):
-        groups.nth(k).get_by_role("radio").nth(3).check(force=True)
+    groups.nth(1).get_by_role("radio").nth(3).check(force=True)
+    wait_for_app_run(page)
+    page.get_by_role("button", name="Save and finish").click()
+    wait_for_app_run(page)
+    # the two unanswered questions are marked where they are; the message goes once they are answered
+    marks = page.get_by_text("Please choose a score for this question.")
+    expect(marks).to_have_count(2)
+    expect(page.get_by_text("2 questions have no score yet")).to_be_visible()
+    shots.capture("rating-validation")
+    for k in (0, 2):
+        page.get_by_role("radiogroup").nth(k).get_by_role("radio").nth(3).check(force=True)
+        wait_for_app_run(page)
+    expect(marks).to_have_count(0)
+    expect(page.get_by_text("no score yet")).to_have_count(0)
     page.get_by_role("textbox", name="Comments (optional)").fill("Looks fine.")
     shots.capture("rating-filled")
     page.get_by_role("button", name="Save and finish").click()
@@ -163,6 +209,9 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     assert "&lt;img src=x onerror=alert(2)&gt;" in shown and "onerror=alert(2)>" not in shown
     assert not [r for r in requests if "127.0.0.1:9/" in r or r.endswith("/x")]
     assert dialogs == []
+    # nothing left this machine: no font, icon or favicon from a third party (fonts.gstatic.com, ...)
+    assert requests and {urlsplit(r).hostname for r in requests if not r.startswith(("data:", "blob:"))} == {
+        "127.0.0.1"}, sorted({r for r in requests if urlsplit(r).hostname != "127.0.0.1"})
 
     # the database: exactly one row per question, sources recorded server-side
     store = Store(database)
