@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -53,16 +54,16 @@ def authenticated(password: str) -> bool:
 
 
 def login(password: str) -> None:
-    """Login callback: slow down repeated failures, then compare in constant time."""
+    """Login callback: compare in constant time, within the process-wide limit on guesses."""
     entered = st.session_state.get("results_password_input") or ""
     st.session_state["results_password_input"] = ""  # never keep or echo what was typed
-    ui.login_throttle_wait()
-    ok = hmac.compare_digest(_digest(entered), _digest(password))
-    ui.login_throttle_record(failed=not ok)
-    if ok:
+    result = ui.login_limiter().check(lambda: hmac.compare_digest(_digest(entered), _digest(password)))
+    if result is True:
         st.session_state["_results_digest"] = _digest(entered)
-    else:
+    elif result is False:
         ui.flash("error", "Wrong password.")
+    else:  # refused without comparing: too many guesses (from anyone) just now
+        ui.flash("warning", f"Too many login attempts just now: try again in {math.ceil(result.retry_after)} s.")
 
 
 loaded, store = ui.load()

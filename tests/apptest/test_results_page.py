@@ -65,7 +65,7 @@ def unlock(at: AppTest, password: str = "pw") -> AppTest:
 @pytest.fixture(autouse=True)
 def no_env_password(monkeypatch):
     monkeypatch.delenv("EVALKIT_RESULTS_PASSWORD", raising=False)
-    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)  # the failure delay is observed, not waited for
+    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)  # the limiter's waits are observed, not waited for
 
 
 def test_locked_without_the_password(harness: Harness) -> None:
@@ -77,23 +77,39 @@ def test_locked_without_the_password(harness: Harness) -> None:
     assert "Eval 0" not in texts(at)
 
 
-def test_wrong_password_is_refused_and_slowed_down(harness: Harness, monkeypatch) -> None:
+class FakeTime:
+    """The login limiter's clock, moved by hand; its sleeps are recorded and pass no time."""
+
+    def __init__(self) -> None:
+        self.now, self.waits = 5000.0, []
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_wrong_password_is_refused_and_guesses_are_limited_across_sessions(harness: Harness, monkeypatch) -> None:
     fill(harness, 2)
-    delays: list[float] = []
-    monkeypatch.setattr(ui, "_sleep", delays.append)
+    clock = FakeTime()
+    monkeypatch.setattr(ui, "_clock", clock)
+    monkeypatch.setattr(ui, "_sleep", clock.waits.append)
     at = results_app(harness)
     for _ in range(3):
         unlock(at, "guess")
         assert "Wrong password" in texts(at)
         assert not at.subheader and not at.dataframe
         assert at.text_input(key="results_password_input").value == ""  # what was typed is not kept
-    assert delays == [0.5, 1.0]  # no wait before the first try, then longer and longer
-    # a new browser session does not reset the delay (the throttle is per process)
+    # a new browser session shares the budget (one limiter per process): 2 more free guesses, then refused
     other = results_app(harness)
-    unlock(other, "guess again")
-    assert delays == [0.5, 1.0, 2.0]
+    for _ in range(2):
+        unlock(other, "guess again")
+        assert "Wrong password" in texts(other)
+    unlock(other, "pw")  # even the right password is not compared now (that would be a free guess)
+    assert "Too many login attempts just now: try again in 1 s." in texts(other) and not other.subheader
+    assert clock.waits == []  # refused at once, nobody sleeps behind the attack
+    clock.now += 0.5
     unlock(other, "pw")
-    assert other.subheader  # the right password still works
+    assert other.subheader  # the right password works, after a wait of at most 1.5 s
+    assert clock.waits == [pytest.approx(1.5)]
 
 
 def test_no_password_configured_shows_nothing(harness: Harness) -> None:
