@@ -20,7 +20,7 @@ BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
 
 
 def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
-    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None))
+    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)))
     bars = base.mark_bar(color=BLUE, opacity=0.8).encode(
         x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title=x_title),
         tooltip=[alt.Tooltip(f"{y}:N"), alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%"),
@@ -86,7 +86,7 @@ def _time_axis(times: pd.Series, zone: Zone) -> alt.X:
         start, end = middle - pd.Timedelta(minutes=5), middle + pd.Timedelta(minutes=5)
     domain = [alt.DateTime(year=t.year, month=t.month, date=t.day, hours=t.hour, minutes=t.minute,
                            seconds=t.second, utc=True) for t in (start, end)]
-    return alt.X("time:T", title=f"time ({zone.label})", scale=alt.Scale(type="utc", domain=domain),
+    return alt.X("time:T", title=None, scale=alt.Scale(type="utc", domain=domain),
                  axis=alt.Axis(labelExpr="utcFormat(datum.value, '%d %b %H:%M')", labelOverlap=True,
                                labelAngle=0))
 
@@ -109,9 +109,10 @@ def timeline_chart(timeline: pd.DataFrame, zone: Zone | None = None, part: str =
     return alt.Chart(rows).mark_line(interpolate="step-after", point=False).encode(
         x=x, y=alt.Y("count:Q", title=y_title, axis=alt.Axis(tickMinStep=1)),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=series, range=colours),
-                        legend=alt.Legend(orient="top")),
+                        legend=None if len(series) == 1 else alt.Legend(orient="top")),
         tooltip=["series:N", tip, "count:Q"],
-    ).properties(title=f"Timeline: {part} (cumulative)", height=150 if part == "answers" else 120)
+    ).properties(title=alt.TitleParams(f"{part.capitalize()} over time (cumulative)",
+                                       subtitle=f"time zone: {zone.label}", anchor="start"), height=220)
 
 
 def time_histogram(bins: pd.DataFrame, fast_ms: int) -> alt.Chart:
@@ -123,7 +124,7 @@ def time_histogram(bins: pd.DataFrame, fast_ms: int) -> alt.Chart:
                                                                                       title="to (s)"), "count:Q"])
     rule = alt.Chart(pd.DataFrame({"fast": [fast_ms / 1000]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
         x="fast:Q", tooltip=[alt.Tooltip("fast:Q", title="fast threshold (s)")])
-    return (bars + rule).properties(title="Time per question", height=200)
+    return (bars + rule).properties(title="Time per question", height=220)
 
 
 def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:

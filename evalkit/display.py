@@ -26,8 +26,8 @@ COLUMN_LABELS: dict[str, str] = {
     "total_time_s": "Total time (s)",
     "median_time_s": "Median time (s)",
     "fast_answers": "Fast answers",
-    "longest_same_run": "Longest identical run",
-    "majority_agreement": "Agrees with majority %",
+    "longest_same_run": "Max identical run",
+    "majority_agreement": "Majority agreement %",
     "source": "Source",
     "role": "Role",
     "picked": "Picked",
@@ -59,7 +59,7 @@ COLUMN_LABELS: dict[str, str] = {
 }
 
 #: How the page's tables show a time (Streamlit's DatetimeColumn format, moment.js tokens).
-TIME_FORMAT = "D MMM YYYY, HH:mm:ss"
+TIME_FORMAT = "D MMM YYYY, HH:mm"
 
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:

@@ -126,6 +126,8 @@ def compute(_store: Store, db_path: str, version: tuple, options: Options, tz_na
     q["total_time_s"] = q["total_time_s"].map(lambda v: fmt_num(v, 0))
     q["median_time_s"] = q["median_time_s"].map(lambda v: fmt_num(v, 1))
     q["started_at"], q["completed_at"] = to_local(q["started_at"], zone), to_local(q["completed_at"], zone)
+    if not q["external_id"].fillna("").astype(str).str.strip().any():  # no crowdsourcing ids: no empty column
+        q = q.drop(columns=["external_id"])
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}
@@ -298,10 +300,10 @@ def show_evaluators(view: View) -> None:
         st.info("No evaluator has started yet.")
         return
     table(st, view.evaluators, view.zone)
-    st.caption(f"Times in {view.zone.label}. Fast answers: under {report.options.fast_ms / 1000:g} s · Longest "
-               "identical run: identical responses in a row (straight-lining) · Agrees with majority: picks "
-               "matching the other evaluators' majority on the same question slot. Excluded and trashed sessions "
-               "are listed but never counted.")
+    st.caption(f"Times in {view.zone.label}. Fast answers: under {report.options.fast_ms / 1000:g} s · Max "
+               "identical run: the longest run of identical responses (straight-lining) · Majority agreement: "
+               "picks matching the other evaluators' majority on the same question slot. Excluded and trashed "
+               "sessions are listed but never counted.")
     left, right = st.columns(2)
     if report.n_answers:
         chart(left, specs, "timeline", width="stretch")
@@ -360,7 +362,7 @@ def show_exports(view: View) -> None:
                        mime="text/x-tex", on_click="ignore", key="dl_latex")
     log = store.admin_log()
     if log:
-        with st.expander(f"Admin log ({len(log)} entries, newest first)"):
+        with st.expander(f"Admin log ({len(log)} {'entry' if len(log) == 1 else 'entries'}, newest first)"):
             entries = pd.DataFrame(log)[::-1]
             entries["at"] = to_local(entries["at"], view.zone)
             table(st, entries[["at", "actor", "action", "detail"]], view.zone)

@@ -13,7 +13,7 @@ from evalkit.display import COLUMN_LABELS, format_clock, readable, resolve_zone,
 def test_readable_names_replace_code_names() -> None:
     frame = pd.DataFrame(columns=["needed_total", "longest_same_run", "majority_agreement", "something_new"])
     shown = list(readable(frame).columns)
-    assert shown == ["Judgments needed (total)", "Longest identical run", "Agrees with majority %", "something new"]
+    assert shown == ["Judgments needed (total)", "Max identical run", "Majority agreement %", "something new"]
     assert not [label for label in COLUMN_LABELS.values() if "_" in label]
 
 
