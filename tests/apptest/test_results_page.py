@@ -292,7 +292,7 @@ def test_tables_have_readable_column_names_and_local_times(harness: Harness) -> 
     columns = {c for f in frames for c in f.columns}
     assert not [c for c in columns if "_" in str(c)]  # no code names such as needed_total, longest_same_run
     assert {"Judgments needed (total)", "Max identical run", "Majority agreement %", "Started",
-            "Completed at"} <= columns
+            "Completed"} <= columns
     [evaluators] = [f for f in frames if "Max identical run" in f.columns]
     stored = {s.evaluator_name: s for s in harness.store.sessions()}
     row = evaluators.set_index("Evaluator").loc["Eval 0"]
