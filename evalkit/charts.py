@@ -20,7 +20,7 @@ BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
 
 
 def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
-    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)))
+    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None, axis=alt.Axis(labelLimit=200)))
     bars = base.mark_bar(color=BLUE, opacity=0.8).encode(
         x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title=x_title),
         tooltip=[alt.Tooltip(f"{y}:N"), alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%"),
