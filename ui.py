@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import streamlit as st
 
 from evalkit.config import ConfigError, LoadedStudy, Metric, RatingTask, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
+from evalkit.login_limit import LoginLimiter
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
 from evalkit.survey import Step, SurveyError, current_step, missing_scores, progress_label, record_choice
@@ -330,34 +330,12 @@ def choice_question(ctx: Context) -> None:
 
 # ----------------------------------------------------------------------------- login throttle (results page)
 
-_sleep = time.sleep  # tests replace this to observe the delays without waiting
+_sleep = time.sleep  # tests replace these to observe the waits without waiting
+_clock = time.monotonic
 
 
 @st.cache_resource
-def _throttle() -> dict:
-    """Failed logins across all browser sessions of this process (a new tab does not reset the delay)."""
-    return {"failures": 0, "last": 0.0, "lock": threading.Lock()}
-
-
-def login_delay() -> float:
-    """Seconds to wait before checking a password: 0, then 0.5, 1, 2, 4, 8 (max) after failures."""
-    t = _throttle()
-    with t["lock"]:
-        if time.monotonic() - t["last"] > 900:  # 15 quiet minutes forgive earlier failures
-            t["failures"] = 0
-        return min(0.5 * 2 ** (t["failures"] - 1), 8.0) if t["failures"] else 0.0
-
-
-def login_throttle_wait() -> None:
-    """Slow down repeated failures before a password is compared."""
-    delay = login_delay()
-    if delay:
-        _sleep(delay)
-
-
-def login_throttle_record(*, failed: bool) -> None:
-    """Count a failed login (or reset the count after a success)."""
-    t = _throttle()
-    with t["lock"]:
-        t["failures"] = t["failures"] + 1 if failed else 0
-        t["last"] = time.monotonic()
+def login_limiter() -> LoginLimiter:
+    """One limit on password guesses for every browser session of this process (see evalkit.login_limit):
+    5 guesses at once, then one every 2 s overall; nobody waits more than 1.5 s (else: try again shortly)."""
+    return LoginLimiter(burst=5, interval=2.0, max_wait=1.5, clock=lambda: _clock(), sleep=lambda s: _sleep(s))

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import math
+from datetime import UTC
 from typing import Any
 
 import altair as alt
 import pandas as pd
 
 from .analysis import PairwiseResult, RatingResult, Report, TripletResult
+from .display import Zone
 
-__all__ = ["bt_chart", "rating_chart", "report_specs", "selection_chart", "time_histogram", "timeline_chart",
-           "to_spec", "win_rate_chart"]
+__all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rating_chart", "report_specs", "selection_chart",
+           "time_histogram", "timeline_chart", "to_spec", "win_rate_chart"]
 
 BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
 
 
 def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
-    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None))
+    base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None, axis=alt.Axis(labelLimit=200)))
     bars = base.mark_bar(color=BLUE, opacity=0.8).encode(
         x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title=x_title),
         tooltip=[alt.Tooltip(f"{y}:N"), alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%"),
@@ -57,34 +59,72 @@ def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") 
 
 
 def rating_chart(result: RatingResult) -> alt.Chart:
-    """Score distribution per metric (counts of 1..5)."""
+    """Score distribution per metric (counts of 1..5), metrics in rubric order, horizontal tick labels."""
+    order = list(dict.fromkeys(result.distribution["label"]))  # the rubric's order (``RatingResult.mos``)
     return alt.Chart(result.distribution).mark_bar(color=BLUE).encode(
-        x=alt.X("score:O", title="score"),
+        x=alt.X("score:O", title="score", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("count:Q", title="ratings"),
-        column=alt.Column("label:N", title=None, sort=None),
+        column=alt.Column("label:N", title=None, sort=order, header=alt.Header(labelFontSize=13)),
         tooltip=["label:N", "score:O", "count:Q"],
-    ).properties(width=110, height=150, title=f"{result.title}: score distributions")
+    ).properties(width=150, height=150, title=f"{result.title}: score distributions")
 
 
-def timeline_chart(timeline: pd.DataFrame) -> alt.Chart:
-    """Cumulative evaluators started, evaluators completed and answers over time (``Report.timeline``)."""
-    return alt.Chart(timeline).mark_line(interpolate="step-after", point=False).encode(
-        x=alt.X("time:T", title=None), y=alt.Y("count:Q", title="cumulative count"),
-        color=alt.Color("series:N", title=None, scale=alt.Scale(range=[BLUE, "#2f7d3b", GREY])),
-        tooltip=["series:N", alt.Tooltip("time:T", format="%Y-%m-%d %H:%M:%S"), "count:Q"],
-    ).properties(title="Timeline", height=220)
+def local_wall_clock(times: pd.Series, zone: Zone) -> pd.Series:
+    """UTC instants as the wall-clock time of ``zone``, marked UTC: drawn on a UTC scale, the chart shows the
+    researcher's local time whatever the time zone of the browser that renders it."""
+    aware = pd.to_datetime(times, utc=True)
+    return aware.dt.tz_convert(zone.tz).dt.tz_localize(None).dt.tz_localize("UTC")
+
+
+def _time_axis(times: pd.Series, zone: Zone) -> alt.X:
+    """A readable time axis (day, month, hours and minutes; no milliseconds), at least ten minutes wide."""
+    start, end = times.min(), times.max()
+    if pd.isna(start):
+        start = end = pd.Timestamp.now(tz="UTC")
+    if end - start < pd.Timedelta(minutes=10):
+        middle = start + (end - start) / 2
+        start, end = middle - pd.Timedelta(minutes=5), middle + pd.Timedelta(minutes=5)
+    domain = [alt.DateTime(year=t.year, month=t.month, date=t.day, hours=t.hour, minutes=t.minute,
+                           seconds=t.second, utc=True) for t in (start, end)]
+    return alt.X("time:T", title=None, scale=alt.Scale(type="utc", domain=domain),
+                 axis=alt.Axis(labelExpr="utcFormat(datum.value, '%d %b %H:%M')", labelOverlap=True,
+                               labelAngle=0))
+
+
+#: The timeline's two charts: answers on one, evaluators (far fewer) on another, each with its own y axis.
+TIMELINE_PARTS = {"answers": (["answers"], [BLUE], "answers"),
+                  "evaluators": (["evaluators started", "evaluators completed"], [GREY, "#2f7d3b"], "evaluators")}
+
+
+def timeline_chart(timeline: pd.DataFrame, zone: Zone | None = None, part: str = "answers") -> alt.Chart:
+    """Cumulative answers (``part="answers"``) or evaluators started and completed (``part="evaluators"``)
+    over time (``Report.timeline``), in the researcher's time zone (UTC when not given). Both parts share
+    the time axis, so drawn one above the other they line up."""
+    zone = zone or Zone(UTC, "UTC")
+    series, colours, y_title = TIMELINE_PARTS[part]
+    frame = timeline.assign(time=local_wall_clock(timeline["time"], zone))
+    x = _time_axis(frame["time"], zone)
+    tip = alt.Tooltip("time:T", title=f"time ({zone.label})", format="%d %b %Y %H:%M:%S", formatType="utc")
+    rows = frame[frame["series"].isin(series)]
+    return alt.Chart(rows).mark_line(interpolate="step-after", point=False).encode(
+        x=x, y=alt.Y("count:Q", title=y_title, axis=alt.Axis(tickMinStep=1)),
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=series, range=colours),
+                        legend=None if len(series) == 1 else alt.Legend(orient="top")),
+        tooltip=["series:N", tip, "count:Q"],
+    ).properties(title=alt.TitleParams(f"{part.capitalize()} over time (cumulative)",
+                                       subtitle=f"time zone: {zone.label}", anchor="start"), height=220)
 
 
 def time_histogram(bins: pd.DataFrame, fast_ms: int) -> alt.Chart:
     """Histogram of seconds per answer (``Report.answer_times``, binned already), fast threshold marked."""
-    bars = alt.Chart(bins).mark_bar(color=BLUE).encode(
+    bars = alt.Chart(bins).mark_bar(color=BLUE, binSpacing=1).encode(
         x=alt.X("start:Q", title="seconds per question"), x2="end:Q",
-        y=alt.Y("count:Q", title="answers"),
+        y=alt.Y("count:Q", title="answers", axis=alt.Axis(tickMinStep=1)), y2=alt.datum(0),  # bars from zero
         tooltip=[alt.Tooltip("start:Q", format=".1f", title="from (s)"), alt.Tooltip("end:Q", format=".1f",
                                                                                       title="to (s)"), "count:Q"])
     rule = alt.Chart(pd.DataFrame({"fast": [fast_ms / 1000]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
         x="fast:Q", tooltip=[alt.Tooltip("fast:Q", title="fast threshold (s)")])
-    return (bars + rule).properties(title="Time per question", height=200)
+    return (bars + rule).properties(title="Time per question", height=220)
 
 
 def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
@@ -94,9 +134,10 @@ def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
         return chart.to_dict()
 
 
-def report_specs(report: Report) -> dict[str, dict[str, Any]]:
+def report_specs(report: Report, zone: Zone | None = None) -> dict[str, dict[str, Any]]:
     """Every chart of the results page as a Vega-Lite dict, by key (``selection:<task>``, ``wins:<task>``,
-    ``bradley_terry``, ``rating:<task>``, ``timeline``, ``answer_times``).
+    ``bradley_terry``, ``rating:<task>``, ``timeline``,
+    ``timeline_evaluators``, ``answer_times``); times in ``zone`` (default UTC).
 
     Building and validating the Altair charts is most of a results-page rerun, so the page builds them
     once per report (cached with it) and renders the dicts; the charts' data are small (pre-aggregated).
@@ -107,6 +148,7 @@ def report_specs(report: Report) -> dict[str, dict[str, Any]]:
         specs["bradley_terry"] = to_spec(bt_chart(report.bradley_terry_all))
     specs |= {f"rating:{r.task}": to_spec(rating_chart(r)) for r in report.ratings if not r.distribution.empty}
     if report.n_answers:
-        specs["timeline"] = to_spec(timeline_chart(report.timeline))
+        specs["timeline"] = to_spec(timeline_chart(report.timeline, zone, "answers"))
+        specs["timeline_evaluators"] = to_spec(timeline_chart(report.timeline, zone, "evaluators"))
         specs["answer_times"] = to_spec(time_histogram(report.answer_times, report.options.fast_ms))
     return specs

@@ -10,9 +10,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
@@ -21,6 +24,7 @@ from streamlit.delta_generator import DeltaGenerator
 import ui
 from evalkit import charts
 from evalkit.analysis import Frames, Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
+from evalkit.display import TIME_FORMAT, Zone, format_clock, readable, resolve_zone, to_local
 from evalkit.export import fmt_ci, fmt_num, fmt_p, fmt_pct, latex_table, results_csv
 from evalkit.storage import Store, StoreError
 
@@ -53,20 +57,21 @@ def authenticated(password: str) -> bool:
 
 
 def login(password: str) -> None:
-    """Login callback: slow down repeated failures, then compare in constant time."""
+    """Login callback: compare in constant time, within the process-wide limit on guesses."""
     entered = st.session_state.get("results_password_input") or ""
     st.session_state["results_password_input"] = ""  # never keep or echo what was typed
-    ui.login_throttle_wait()
-    ok = hmac.compare_digest(_digest(entered), _digest(password))
-    ui.login_throttle_record(failed=not ok)
-    if ok:
+    result = ui.login_limiter().check(lambda: hmac.compare_digest(_digest(entered), _digest(password)))
+    if result is True:
         st.session_state["_results_digest"] = _digest(entered)
-    else:
+    elif result is False:
         ui.flash("error", "Wrong password.")
+    else:  # refused without comparing: too many guesses (from anyone) just now
+        ui.flash("warning", f"Too many login attempts just now: try again in {math.ceil(result.retry_after)} s.")
 
 
 loaded, store = ui.load()
 password = configured_password()
+zone = resolve_zone(st.context.timezone, st.context.timezone_offset)  # the browser's, else UTC
 st.title("Results")
 if password is None:
     st.error("The results page is locked because no password is configured. Set `results_password` in "
@@ -104,24 +109,30 @@ class View:
     labels: dict[str, str]
     latex: str
     results_csv: str
+    zone: Zone
 
 
 @st.cache_resource(max_entries=12, show_spinner="Computing the results...")
-def compute(_store: Store, db_path: str, version: tuple, options: Options) -> View:
-    """The view for one data version and one set of options: a refresh with no new answers costs one cheap
-    query (``data_version``) and no recomputation, and renders what is prepared here; changing an option
-    recomputes without rereading."""
+def compute(_store: Store, db_path: str, version: tuple, options: Options, tz_name: str | None,
+            tz_offset: float | None) -> View:
+    """The view for one data version, one set of options and one time zone (the browser's): a refresh with
+    no new answers costs one cheap query (``data_version``) and no recomputation, and renders what is
+    prepared here; changing an option recomputes without rereading."""
+    zone = resolve_zone(tz_name, tz_offset)
     report = analyse(frames_at(_store, db_path, version), options)
     q = report.quality.copy()
     q.insert(0, "session", q["session_id"].map(_short))
     q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
     q["total_time_s"] = q["total_time_s"].map(lambda v: fmt_num(v, 0))
     q["median_time_s"] = q["median_time_s"].map(lambda v: fmt_num(v, 1))
+    q["started_at"], q["completed_at"] = to_local(q["started_at"], zone), to_local(q["completed_at"], zone)
+    if not q["external_id"].fillna("").astype(str).str.strip().any():  # no crowdsourcing ids: no empty column
+        q = q.drop(columns=["external_id"])
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}
-    return View(report, charts.report_specs(report), q.drop(columns=["session_id", "completed_at"]), labels,
-                latex_table(report), results_csv(report))
+    return View(report, charts.report_specs(report, zone), q.drop(columns=["session_id", "completed"]), labels,
+                latex_table(report), results_csv(report), zone)
 
 
 def chart(where: DeltaGenerator, specs: dict[str, dict], key: str, **kwargs: object) -> None:
@@ -131,8 +142,23 @@ def chart(where: DeltaGenerator, specs: dict[str, dict], key: str, **kwargs: obj
         where.vega_lite_chart(spec=spec, **kwargs)
 
 
-def log_export(what: str) -> None:
-    store.log(ACTOR, "export", {"what": what})
+def table(where: DeltaGenerator, frame: pd.DataFrame, zone: Zone | None = None) -> None:
+    """A table with readable column names (``evalkit.display.COLUMN_LABELS``); times shown in ``zone``."""
+    shown = readable(frame)
+    times = {c: st.column_config.DatetimeColumn(c, format=TIME_FORMAT, help=f"Time zone: {zone.label}")
+             for c in shown.columns if zone is not None and isinstance(shown[c].dtype, pd.DatetimeTZDtype)}
+    where.dataframe(shown, hide_index=True, column_config=times or None)
+
+
+def exported(what: str, generate: Callable[[], str]) -> Callable[[], str]:
+    """A download's content, made when its button is clicked, and the export logged then. The button does
+    not rerun the page (``on_click="ignore"``): a rerun started by the click itself would replace the button's
+    file while the browser is still fetching it."""
+    def make() -> str:
+        content = generate()
+        store.log(ACTOR, "export", {"what": what})
+        return content
+    return make
 
 
 # ----------------------------------------------------------------------------- study controls and options
@@ -181,13 +207,13 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
     m[3].metric("Rated items", report.n_ratings)
     for t in report.triplets:
         st.subheader(f"{t.title} · which one is {t.target}?")
-        left, right = st.columns([3, 2])
+        left = right = st.container()  # stacked: a table beside a chart hid its last columns
         chart(left, specs, f"selection:{t.task}", width="stretch")
-        table = t.selection.assign(**{"rate %": t.selection["rate"].map(fmt_pct),
+        rates = t.selection.assign(**{"rate %": t.selection["rate"].map(fmt_pct),
                                       "95% CI": [fmt_ci(a, b) for a, b in zip(t.selection["low"],
                                                                                t.selection["high"], strict=True)],
                                       "p": t.selection["p_value"].map(fmt_p)})
-        right.dataframe(table[["source", "role", "picked", "n", "rate %", "95% CI", "p"]], hide_index=True)
+        table(right, rates[["source", "role", "picked", "n", "rate %", "95% CI", "p"]])
         if t.accuracy:
             a = t.accuracy
             right.markdown(f"**Accuracy** (found the {t.target} text): {fmt_pct(a['rate'])}% "
@@ -198,44 +224,42 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
             right.caption(f"{t.unmatched} answers came from questions that could not be length-matched.")
         with st.expander("Per domain"):
             d = t.per_domain
-            st.dataframe(d.assign(**{"rate %": d["rate"].map(fmt_pct),
-                                     "95% CI": [fmt_ci(a, b) for a, b in zip(d["low"], d["high"], strict=True)],
-                                     "p": d["p_value"].map(fmt_p)})[["domain", "source", "picked", "n", "rate %",
-                                                                     "95% CI", "p"]], hide_index=True)
+            table(st, d.assign(**{"rate %": d["rate"].map(fmt_pct),
+                                  "95% CI": [fmt_ci(a, b) for a, b in zip(d["low"], d["high"], strict=True)],
+                                  "p": d["p_value"].map(fmt_p)})[["domain", "source", "picked", "n", "rate %",
+                                                                  "95% CI", "p"]])
     for p in report.pairwise:
         st.subheader(f"{p.title} · pairwise ({p.response})")
-        left, right = st.columns([3, 2])
+        left = right = st.container()
         if not p.win_rates.empty:
             chart(left, specs, f"wins:{p.task}", width="stretch")
         w = p.win_rates
-        right.dataframe(w.assign(**{"rate %": w["rate"].map(fmt_pct),
-                                    "95% CI": [fmt_ci(a, b) for a, b in zip(w["low"], w["high"], strict=True)],
-                                    "p": w["p_value"].map(fmt_p)})[["pair", "source", "wins", "ties", "n",
-                                                                    "rate %", "95% CI", "p"]], hide_index=True)
+        table(right, w.assign(**{"rate %": w["rate"].map(fmt_pct),
+                                 "95% CI": [fmt_ci(a, b) for a, b in zip(w["low"], w["high"], strict=True)],
+                                 "p": w["p_value"].map(fmt_p)})[["pair", "source", "wins", "ties", "n",
+                                                                 "rate %", "95% CI", "p"]])
         if not p.slider.empty:
             s = p.slider
             right.markdown("**Slider** (positive = the favoured source better)")
-            right.dataframe(s.assign(mean=s["mean"].map(lambda v: fmt_num(v, 1)),
-                                     **{"95% CI": [fmt_ci(a, b, pct=False) for a, b in zip(s["low"], s["high"],
-                                                                                           strict=True)]})[
-                ["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]], hide_index=True)
+            table(right, s.assign(mean=s["mean"].map(lambda v: fmt_num(v, 1)),
+                                  **{"95% CI": [fmt_ci(a, b, pct=False) for a, b in zip(s["low"], s["high"],
+                                                                                        strict=True)]})[
+                ["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]])
         def count(v: object) -> str:
             return "–" if v is None or v != v else f"{int(v):,}"  # v != v: NaN
 
         power = p.power.assign(rate=p.power["rate"].map(fmt_pct), needed_total=p.power["needed_total"].map(count),
                                further=p.power["further"].map(count))
         right.markdown("**Power**: judgments needed per comparison (alpha .05, power .8) at the current effect")
-        right.dataframe(power, hide_index=True)
+        table(right, power)
     if report.pairwise:
         st.subheader("Bradley–Terry strengths over all pairs")
         bt = report.bradley_terry_all
         if bt.empty:
             st.caption("No pairwise comparison yet.")
         else:
-            left, right = st.columns([3, 2])
-            chart(left, specs, "bradley_terry", width="stretch")
-            right.dataframe(bt.assign(log_strength=bt["log_strength"].map(lambda v: fmt_num(v, 3))),
-                            hide_index=True)
+            chart(st, specs, "bradley_terry", width="stretch")
+            table(st, bt.assign(log_strength=bt["log_strength"].map(lambda v: fmt_num(v, 3))))
 
 
 def show_ratings(report: Report, specs: dict[str, dict]) -> None:
@@ -251,13 +275,13 @@ def show_ratings(report: Report, specs: dict[str, dict]) -> None:
         cols = ["label", "mean", "95% CI", "sd", "n", "weighted_mean"]
         if report.options.familiarity_weighted:
             cols = ["label", "weighted_mean", "mean", "95% CI", "sd", "n"]
-        st.dataframe(shown[cols], hide_index=True)
+        table(st, shown[cols])
         if not r.distribution.empty:
             chart(st, specs, f"rating:{r.task}")
         agree = r.agreement
         st.markdown("**Krippendorff's alpha** (ordinal) over items with two or more raters")
-        st.dataframe(agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
-            ["label", "alpha", "items", "raters"]], hide_index=True)
+        table(st, agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
+            ["label", "alpha", "items", "raters"]])
 
 
 def set_status(session_id: str, status: str) -> None:
@@ -275,13 +299,15 @@ def show_evaluators(view: View) -> None:
     if report.quality.empty:
         st.info("No evaluator has started yet.")
         return
-    st.dataframe(view.evaluators, hide_index=True)
-    st.caption(f"fast_answers: answers under {report.options.fast_ms / 1000:g} s · longest_same_run: identical "
-               "responses in a row (straight-lining) · majority_agreement: picks matching the other evaluators' "
-               "majority on the same question slot. Excluded and trashed sessions are listed but never counted.")
+    table(st, view.evaluators, view.zone)
+    st.caption(f"Times in {view.zone.label}. Fast answers: under {report.options.fast_ms / 1000:g} s · Max "
+               "identical run: the longest run of identical responses (straight-lining) · Majority agreement: "
+               "picks matching the other evaluators' majority on the same question slot. Excluded and trashed "
+               "sessions are listed but never counted.")
     left, right = st.columns(2)
     if report.n_answers:
         chart(left, specs, "timeline", width="stretch")
+        chart(left, specs, "timeline_evaluators", width="stretch")
         chart(right, specs, "answer_times", width="stretch")
 
     st.markdown("#### Manage an evaluator")
@@ -321,23 +347,25 @@ def ratings_file() -> str:
 
 def show_exports(view: View) -> None:
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Evaluations (CSV)", evaluations_file, file_name="evaluations.csv",
-                       mime="text/csv", on_click=log_export, args=("evaluations.csv",), key="dl_evaluations")
-    c2.download_button("Ratings (CSV)", ratings_file, file_name="ratings.csv", mime="text/csv",
-                       on_click=log_export, args=("ratings.csv",), key="dl_ratings")
-    c3.download_button("Main results (CSV)", view.results_csv, file_name="results.csv", mime="text/csv",
-                       on_click=log_export, args=("results.csv",), key="dl_results")
+    c1.download_button("Evaluations (CSV)", exported("evaluations.csv", evaluations_file),
+                       file_name="evaluations.csv", mime="text/csv", on_click="ignore", key="dl_evaluations")
+    c2.download_button("Ratings (CSV)", exported("ratings.csv", ratings_file), file_name="ratings.csv",
+                       mime="text/csv", on_click="ignore", key="dl_ratings")
+    c3.download_button("Main results (CSV)", exported("results.csv", lambda: view.results_csv),
+                       file_name="results.csv", mime="text/csv", on_click="ignore", key="dl_results")
     st.caption("The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
                "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt).")
     latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
     st.code(latex, language="latex")
-    st.download_button("Download the LaTeX table", latex, file_name="results.tex", mime="text/x-tex",
-                       on_click=log_export, args=("results.tex",), key="dl_latex")
+    st.download_button("Download the LaTeX table", exported("results.tex", lambda: latex), file_name="results.tex",
+                       mime="text/x-tex", on_click="ignore", key="dl_latex")
     log = store.admin_log()
     if log:
-        with st.expander(f"Admin log ({len(log)} entries)"):
-            st.dataframe(pd.DataFrame(log)[::-1], hide_index=True)
+        with st.expander(f"Admin log ({len(log)} {'entry' if len(log) == 1 else 'entries'}, newest first)"):
+            entries = pd.DataFrame(log)[::-1]
+            entries["at"] = to_local(entries["at"], view.zone)
+            table(st, entries[["at", "actor", "action", "detail"]], view.zone)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
@@ -350,8 +378,9 @@ def watch(shown: tuple) -> None:
     waited = time.monotonic() - st.session_state.get("_results_shown_at", 0.0)
     if store.data_version() != shown and waited >= 4 * st.session_state.get("_results_render_s", 0.0):
         st.rerun()
-    shown_at = time.localtime(st.session_state.get("_results_wall", time.time()))
-    st.caption(f"Updated {time.strftime('%H:%M:%S', shown_at)} · checks for new answers every {REFRESH_SECONDS} s")
+    shown_at = datetime.fromtimestamp(st.session_state.get("_results_wall", time.time()), UTC)
+    st.caption(f"Updated {format_clock(shown_at, zone)} ({zone.label}) · checks for new answers every "
+               f"{REFRESH_SECONDS} s")
 
 
 started = time.perf_counter()
@@ -359,7 +388,7 @@ version = store.data_version()
 st.session_state["_results_wall"] = time.time()
 watch(version)
 try:
-    view = compute(store, str(store.path), version, options)
+    view = compute(store, str(store.path), version, options, st.context.timezone, st.context.timezone_offset)
 except StoreError as exc:  # e.g. the reader process failed: say what happened, keep the controls usable
     logging.getLogger("evalkit.results").exception("reading the answers failed")
     st.error(f"The answers could not be read for the analysis: {exc}. Nothing was changed or lost; the page "

@@ -5,8 +5,9 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from evalkit.analysis import EVALUATION_COLUMNS, Frames, analyse
-from evalkit.charts import report_specs
+from evalkit.analysis import EVALUATION_COLUMNS, Frames, RatingResult, analyse, timeline
+from evalkit.charts import rating_chart, report_specs, time_histogram, timeline_chart, to_spec
+from evalkit.display import resolve_zone
 from tests.test_analysis import PAIRS, RATING, TRIPLET, ev_row, rating_frame, sessions_frame
 
 
@@ -23,7 +24,7 @@ def big_frames(n_answers: int) -> Frames:
 def test_report_specs_cover_every_chart_with_small_data() -> None:
     report = analyse(big_frames(5000))
     specs = report_specs(report)
-    assert set(specs) == {"selection:t", "rating:n", "timeline", "answer_times"}  # no pairwise answer: no BT chart
+    assert set(specs) == {"selection:t", "rating:n", "timeline", "timeline_evaluators", "answer_times"}  # no BT
     for key, spec in specs.items():
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/"), key
         assert "config" not in spec, key  # Altair's default theme left out, as st.altair_chart does
@@ -37,3 +38,59 @@ def test_report_specs_of_an_empty_study() -> None:
     specs = report_specs(analyse(Frames(frames.sessions.iloc[:0], frames.evaluations, frames.ratings.iloc[:0],
                                         frames.studies)))
     assert "timeline" not in specs and "answer_times" not in specs and "bradley_terry" not in specs
+
+
+def _layers(spec: dict) -> list[dict]:
+    return spec.get("layer", [spec])
+
+
+def test_time_histogram_draws_bars_from_zero() -> None:
+    bins = pd.DataFrame({"start": [0.0, 1.0, 2.0], "end": [1.0, 2.0, 3.0], "count": [4, 0, 7]})
+    spec = to_spec(time_histogram(bins, 1500))
+    [bars] = [layer for layer in _layers(spec) if layer["mark"]["type"] == "bar"]
+    enc = bars["encoding"]
+    # x and x2 give each bin its width; without y2 Vega-Lite draws a ranged bar as a dash at its count
+    assert enc["x"]["field"] == "start" and enc["x2"]["field"] == "end"
+    assert enc["y"]["field"] == "count" and enc["y2"] == {"datum": 0}
+
+
+def _rating_result() -> RatingResult:
+    """A rubric whose order (Zeta, then Alpha) is not alphabetical."""
+    dist = pd.DataFrame([{"metric": m, "label": lab, "score": v, "count": v % 3} for m, lab in
+                         (("z", "Zeta"), ("a", "Alpha")) for v in range(1, 6)])
+    empty = pd.DataFrame()
+    return RatingResult(task="n", title="Rate", mos=empty, distribution=dist, agreement=empty, n_items_rated=3)
+
+
+def test_rating_distributions_follow_the_rubric_with_horizontal_labels() -> None:
+    spec = to_spec(rating_chart(_rating_result()))
+    assert spec["encoding"]["column"]["sort"] == ["Zeta", "Alpha"]  # rubric order, not alphabetical
+    assert spec["encoding"]["x"]["axis"]["labelAngle"] == 0
+
+
+def test_timeline_puts_evaluators_and_answers_on_separate_axes() -> None:
+    frames = big_frames(50)
+    tl = timeline(frames.sessions, frames.evaluations)
+    answers = to_spec(timeline_chart(tl, part="answers"))
+    people = to_spec(timeline_chart(tl, part="evaluators"))
+    series = {name: {row["series"] for values in s["datasets"].values() for row in values}
+              for name, s in (("answers", answers), ("people", people))}
+    assert series == {"answers": {"answers"}, "people": {"evaluators started", "evaluators completed"}}
+    ys = {name: max(row["count"] for values in s["datasets"].values() for row in values)
+          for name, s in (("answers", answers), ("people", people))}
+    assert ys == {"answers": 50, "people": 3}  # so 3 evaluators no longer sit at the foot of a 50-answer axis
+
+
+def test_timeline_shows_readable_local_time() -> None:
+    tl = pd.DataFrame({"time": pd.to_datetime(["2026-01-01T10:00:00.123Z", "2026-01-01T12:30:00Z"], utc=True,
+                                                format="ISO8601"),
+                       "count": [1, 2], "series": "answers"})
+    spec = to_spec(timeline_chart(tl, resolve_zone("Europe/Berlin"), "answers"))
+    [values] = spec["datasets"].values()
+    assert [v["time"] for v in values] == ["2026-01-01T11:00:00.123000+00:00", "2026-01-01T13:30:00+00:00"]  # UTC+1
+    x = spec["encoding"]["x"]
+    assert spec["title"]["subtitle"] == "time zone: Europe/Berlin" and x["scale"]["type"] == "utc"  # any browser
+    assert "%H:%M" in x["axis"]["labelExpr"] and "%L" not in x["axis"]["labelExpr"]  # no milliseconds
+    utc = to_spec(timeline_chart(tl, None, "answers"))
+    assert utc["title"]["subtitle"] == "time zone: UTC"
+    assert next(iter(utc["datasets"].values()))[0]["time"].startswith("2026-01-01T10:00:00")

@@ -65,7 +65,7 @@ def unlock(at: AppTest, password: str = "pw") -> AppTest:
 @pytest.fixture(autouse=True)
 def no_env_password(monkeypatch):
     monkeypatch.delenv("EVALKIT_RESULTS_PASSWORD", raising=False)
-    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)  # the failure delay is observed, not waited for
+    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)  # the limiter's waits are observed, not waited for
 
 
 def test_locked_without_the_password(harness: Harness) -> None:
@@ -77,23 +77,39 @@ def test_locked_without_the_password(harness: Harness) -> None:
     assert "Eval 0" not in texts(at)
 
 
-def test_wrong_password_is_refused_and_slowed_down(harness: Harness, monkeypatch) -> None:
+class FakeTime:
+    """The login limiter's clock, moved by hand; its sleeps are recorded and pass no time."""
+
+    def __init__(self) -> None:
+        self.now, self.waits = 5000.0, []
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_wrong_password_is_refused_and_guesses_are_limited_across_sessions(harness: Harness, monkeypatch) -> None:
     fill(harness, 2)
-    delays: list[float] = []
-    monkeypatch.setattr(ui, "_sleep", delays.append)
+    clock = FakeTime()
+    monkeypatch.setattr(ui, "_clock", clock)
+    monkeypatch.setattr(ui, "_sleep", clock.waits.append)
     at = results_app(harness)
     for _ in range(3):
         unlock(at, "guess")
         assert "Wrong password" in texts(at)
         assert not at.subheader and not at.dataframe
         assert at.text_input(key="results_password_input").value == ""  # what was typed is not kept
-    assert delays == [0.5, 1.0]  # no wait before the first try, then longer and longer
-    # a new browser session does not reset the delay (the throttle is per process)
+    # a new browser session shares the budget (one limiter per process): 2 more free guesses, then refused
     other = results_app(harness)
-    unlock(other, "guess again")
-    assert delays == [0.5, 1.0, 2.0]
+    for _ in range(2):
+        unlock(other, "guess again")
+        assert "Wrong password" in texts(other)
+    unlock(other, "pw")  # even the right password is not compared now (that would be a free guess)
+    assert "Too many login attempts just now: try again in 1 s." in texts(other) and not other.subheader
+    assert clock.waits == []  # refused at once, nobody sleeps behind the attack
+    clock.now += 0.5
     unlock(other, "pw")
-    assert other.subheader  # the right password still works
+    assert other.subheader  # the right password works, after a wait of at most 1.5 s
+    assert clock.waits == [pytest.approx(1.5)]
 
 
 def test_no_password_configured_shows_nothing(harness: Harness) -> None:
@@ -214,11 +230,15 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
     buttons = at.get("download_button")
     labels = [d.proto.label for d in buttons]
     assert labels == ["Evaluations (CSV)", "Ratings (CSV)", "Main results (CSV)", "Download the LaTeX table"]
-    # the two data exports are generated when clicked (deferred), not on every rerun of the page
-    assert all(d.proto.deferred_file_id for d in buttons[:2]) and "evaluations.csv" not in files
-    assert set(generators) == {"evaluations.csv", "ratings.csv"}
+    # every export is generated when clicked (deferred), not on every rerun of the page, and a click does not
+    # rerun the page: a rerun started by the click replaced the deferred file while the browser fetched it
+    assert all(d.proto.deferred_file_id and d.proto.ignore_rerun for d in buttons) and not files
+    assert set(generators) == {"evaluations.csv", "ratings.csv", "results.csv", "results.tex"}
+    assert not [e for e in harness.store.admin_log() if e["action"] == "export"]
     for name, generate in generators.items():  # what Streamlit calls when the button is clicked
         files[name] = generate().encode()
+    logged = [e["detail"]["what"] for e in harness.store.admin_log() if e["action"] == "export"]
+    assert sorted(logged) == sorted(generators)  # each export logged when its file was made
     evaluations = pd.read_csv(io.BytesIO(files["evaluations.csv"]))
     assert list(evaluations.columns[:11]) == ["evaluatorName", "sessionId", "task", "questionIndex", "response",
                                               "reviewSource", "domain", "timeSpentMs", "leftSource", "rightSource",
@@ -260,3 +280,34 @@ def test_results_page_before_any_answer(harness: Harness) -> None:
     assert metrics["Evaluators counted"] == "0" and metrics["Answers"] == "0"
     assert "No evaluator has started yet." in texts(at)
     assert any("\\toprule" in c.value for c in at.code)  # the LaTeX table still renders (with no rows)
+
+
+def test_tables_have_readable_column_names_and_local_times(harness: Harness) -> None:
+    fill(harness, 3)
+    harness.store.log("someone", "setting", {"to": "paused"})
+    at = results_app(harness)
+    at.context["timezone"] = "Asia/Tokyo"  # the browser's time zone, as st.context reports it
+    at = unlock(at)
+    frames = [d.value for d in at.dataframe]
+    columns = {c for f in frames for c in f.columns}
+    assert not [c for c in columns if "_" in str(c)]  # no code names such as needed_total, longest_same_run
+    assert {"Judgments needed (total)", "Max identical run", "Majority agreement %", "Started",
+            "Completed"} <= columns
+    [evaluators] = [f for f in frames if "Max identical run" in f.columns]
+    stored = {s.evaluator_name: s for s in harness.store.sessions()}
+    row = evaluators.set_index("Evaluator").loc["Eval 0"]
+    started = pd.Timestamp(stored["Eval 0"].started_at)
+    assert str(row["Started"].tz) == "Asia/Tokyo" and row["Started"] == started  # same instant, shown in Tokyo
+    assert row["Started"].utcoffset() == pd.Timedelta(hours=9)
+    [log] = [f for f in frames if "Action" in f.columns]
+    assert str(log["Time"].dt.tz) == "Asia/Tokyo" and log["Action"].iloc[0] == "setting"  # newest first
+    assert "Times in Asia/Tokyo" in texts(at)
+    assert any("(Asia/Tokyo)" in c.value for c in at.caption if c.value.startswith("Updated"))
+
+
+def test_times_are_utc_and_labelled_without_a_browser_time_zone(harness: Harness) -> None:
+    fill(harness, 1)
+    at = unlock(results_app(harness))
+    [evaluators] = [d.value for d in at.dataframe if "Started" in d.value.columns]
+    assert str(evaluators["Started"].dt.tz) == "UTC"
+    assert "Times in UTC" in texts(at)

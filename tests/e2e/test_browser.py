@@ -242,18 +242,52 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     store.close()
 
 
+def main_width(page) -> str:
+    """The CSS max-width of the page's main block: "none" in the wide layout, 736px in the centred one."""
+    return page.get_by_test_id("stMainBlockContainer").evaluate("e => getComputedStyle(e).maxWidth")
+
+
+def table_widths(page) -> list[tuple[int, int]]:
+    """(scroll width, visible width) of every table drawn on the current tab (a collapsed expander's grid is
+    not drawn); a table whose scroll width exceeds its visible width hides columns behind a scrollbar."""
+    page.locator("[data-testid='stDataFrame'] .dvn-scroller").first.wait_for()
+    page.wait_for_timeout(500)  # let every grid of the tab size its columns
+    return page.evaluate("""() => [...document.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")]
+        .filter(s => s.offsetParent !== null && s.clientWidth > 0).map(s => [s.scrollWidth, s.clientWidth])""")
+
+
+def all_fit(widths: list[tuple[int, int]]) -> bool:
+    return all(scroll <= visible + 1 for scroll, visible in widths)
+
+
 def test_results_page_login_live_update_and_csv_download(server, browser) -> None:
     import io
 
     import pandas as pd
     from playwright.sync_api import expect
 
-    from evalkit.survey import record_choice
+    from evalkit.config import study_summary
+    from evalkit.survey import record_choice, record_slider
 
     url, config, database = server
-    context = browser.new_context(viewport={"width": 1400, "height": 1800}, accept_downloads=True)
+    loaded = open_study(config, database=database)
+    with Store(database) as store:  # three evaluators who finished the study (the test may run alone)
+        store.register_study(loaded.version, study_summary(loaded.study))
+        for k in range(3):
+            done = store.create_session(study_version=loaded.version, evaluator_name=f"Finished Evaluator {k}")
+            for i, q in enumerate(plan(loaded.study, loaded.pools, done.seed)):
+                if q.kind == "pairwise":
+                    record_slider(store, done, q, (-1) ** i * 20 * k, "accept", 3000 + 100 * i)
+                elif q.labels:
+                    record_choice(store, done, q, q.labels[(i + k) % len(q.labels)], 1500 + 700 * i)
+            store.complete_session(done.session_id)
+    # a researcher's laptop, in Berlin: the tables must fit at 1280 px and times show Berlin time
+    context = browser.new_context(viewport={"width": 1280, "height": 1800}, accept_downloads=True,
+                                  timezone_id="Europe/Berlin")
     page = context.new_page()
     page.goto(f"{url}/results")
+    page.get_by_test_id("stTextInputField").wait_for()
+    assert main_width(page) == "none"  # wide from the first render of the login form
     wait_for_app_run(page)
     password = page.get_by_test_id("stTextInputField")
     password.fill("not the password")
@@ -272,7 +306,18 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
     with Store(database) as store:
         before = len(store.answers())
     expect(metric("Answers")).to_have_text(str(before), timeout=20_000)
+    wait_for_app_run(page)
+    assert main_width(page) == "none"  # and after login
     page.screenshot(path=str(OUT / "results-overview.png"))
+    widths = table_widths(page)
+    assert len(widths) >= 4 and all_fit(widths), widths  # every column of every table visible
+    page.get_by_role("tab", name="Evaluators").click()
+    wait_for_app_run(page)
+    page.screenshot(path=str(OUT / "results-evaluators.png"))
+    widths = table_widths(page)
+    assert len(widths) == 1 and all_fit(widths), widths
+    expect(page.get_by_text("Times in Europe/Berlin")).to_be_visible()
+    page.get_by_role("tab", name="Overview").click()
     # with no new answers the watcher's ticks (every 3 s) render nothing again: the page keeps its time
     updated = page.get_by_test_id("stCaptionContainer").filter(has_text=re.compile(r"^Updated \d\d:\d\d:\d\d"))
     rendered = updated.inner_text()
@@ -280,19 +325,24 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
     assert updated.inner_text() == rendered
 
     # another evaluator answers, in another session and process: the page updates without a click
-    loaded = open_study(config, database=database)
     with Store(database) as store:
         other = store.create_session(study_version=loaded.version, evaluator_name="Live Evaluator")
         question = plan(loaded.study, loaded.pools, other.seed)[0]
         record_choice(store, other, question, "B", 4321)
     expect(metric("Answers")).to_have_text(str(before + 1), timeout=15_000)
     expect(updated).not_to_have_text(rendered)
+    # The metric changes early in the rerun; the Exports tab's buttons arrive last. A click before the run
+    # ends can carry the previous run's deferred file id, which the new run has just revoked: the download
+    # then fails (this test's old flake). So wait for the run to end, then click.
+    wait_for_app_run(page)
     page.screenshot(path=str(OUT / "results-after-live-update.png"))
 
     page.get_by_role("tab", name="Exports").click()
-    with page.expect_download() as info:
+    wait_for_app_run(page)
+    with page.expect_download(timeout=15_000) as info:
         page.get_by_role("button", name="Evaluations (CSV)").click()
     download = info.value
+    expect(page.get_by_test_id("stDownloadButtonError")).to_have_count(0)
     assert download.suggested_filename == "evaluations.csv"
     frame = pd.read_csv(io.StringIO(Path(download.path()).read_text()))
     assert list(frame.columns[:3]) == ["evaluatorName", "sessionId", "task"]
