@@ -432,10 +432,10 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
                           (session[drawn] * k + rc[drawn]) * k + lc[drawn]])
     weight = np.concatenate([np.ones(int(decided.sum())), np.full(2 * int(drawn.sum()), 0.5)])
     cells, inverse = np.unique(key, return_inverse=True)
-    evaluator_wins = pd.DataFrame({
-        "session_id": session_names[cells // (k * k)] if len(cells) else np.array([], dtype=object),
-        "winner": np.asarray(names, dtype=object)[(cells // k) % k] if len(cells) else np.array([], dtype=object),
-        "loser": np.asarray(names, dtype=object)[cells % k] if len(cells) else np.array([], dtype=object),
+    evaluator_wins = pd.DataFrame({  # categoricals: the bootstrap recodes them without comparing strings
+        "session_id": pd.Categorical.from_codes(cells // (k * k), categories=pd.Index(session_names, dtype=object)),
+        "winner": pd.Categorical.from_codes((cells // k) % k, categories=index),
+        "loser": pd.Categorical.from_codes(cells % k, categories=index),
         "wins": np.bincount(inverse, weights=weight, minlength=len(cells))})
     bt = stats.bradley_terry_matrix(names, wins.to_numpy()) if len(records) else {}
     return PairwiseResult(
@@ -468,15 +468,18 @@ def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], re
     An evaluator is one session: all its judgments, in every pairwise task, go
     into a resample together (see :func:`evalkit.stats.bradley_terry_bootstrap`).
     """
-    per_eval = pd.concat([p.evaluator_wins for p in pairwise if len(p.evaluator_wins)], ignore_index=True) \
-        if any(len(p.evaluator_wins) for p in pairwise) else None
-    if per_eval is None:
+    parts = [p.evaluator_wins for p in pairwise if len(p.evaluator_wins)]
+    if not parts:
         return pd.DataFrame({"source": items, "low": np.nan, "high": np.nan})
     index = pd.Index(items, dtype=object)
-    evaluator, _ = pd.factorize(per_eval["session_id"])
-    return stats.bradley_terry_bootstrap(items, evaluator, index.get_indexer(per_eval["winner"]),
-                                         index.get_indexer(per_eval["loser"]), per_eval["wins"].to_numpy(),
-                                         resamples=resamples, confidence=confidence, seed=seed)
+    winner = np.concatenate([_recode(part["winner"], index) for part in parts])
+    loser = np.concatenate([_recode(part["loser"], index) for part in parts])
+    sessions = pd.Index(pd.unique(np.concatenate([_codes(part["session_id"])[1] for part in parts])), dtype=object)
+    evaluator = np.concatenate([_recode(part["session_id"], sessions) for part in parts])
+    _, evaluator = np.unique(evaluator, return_inverse=True)  # 0..E-1 over the evaluators who compared anything
+    wins = np.concatenate([part["wins"].to_numpy(dtype=float) for part in parts])
+    return stats.bradley_terry_bootstrap(items, evaluator, winner, loser, wins, resamples=resamples,
+                                         confidence=confidence, seed=seed)
 
 
 # ----------------------------------------------------------------------------- ratings
