@@ -14,8 +14,8 @@ import pandas as pd
 from .analysis import Report
 from .text import csv_safe, join_title, strip_controls
 
-__all__ = ["alpha_text", "bt_note", "bt_table", "count_text", "fmt_ci", "fmt_num", "fmt_p", "fmt_pct", "latex_table",
-           "main_results", "markdown_report", "mos_note", "mos_table", "ratings_text", "results_csv"]
+__all__ = ["alpha_notes", "alpha_text", "bt_note", "bt_table", "count_text", "fmt_ci", "fmt_num", "fmt_p", "fmt_pct",
+           "latex_table", "main_results", "markdown_report", "mos_note", "mos_table", "ratings_text", "results_csv"]
 
 
 def fmt_p(p: float | None) -> str:
@@ -206,6 +206,18 @@ def alpha_text(alpha: float, note: str) -> str:
     return f"{text} ({note})" if note and text == "–" else text
 
 
+def alpha_notes(agreement: pd.DataFrame) -> str:
+    """Why alpha is missing, one sentence per reason: ``Alpha is undefined for Specificity and Relevance:
+    needs items rated by two or more evaluators.`` ("" when alpha is defined for every metric)."""
+    sentences = []
+    for note, group in agreement[agreement["note"] != ""].groupby("note", sort=False):
+        labels = [str(x) for x in group["label"]]
+        which = ("every metric" if len(labels) == len(agreement) and len(labels) > 1
+                 else " and ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels))
+        sentences.append(f"Alpha is undefined for {which}: {note}.")
+    return " ".join(sentences)
+
+
 def mos_table(mos: pd.DataFrame) -> pd.DataFrame:
     """The MOS table for display: numbers formatted, ``†`` after an interval clipped to the scale."""
     out = mos.copy()
@@ -236,8 +248,8 @@ def bt_table(bt: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 def bt_note(report: Report) -> str:
     """How the Bradley–Terry intervals were made, and what an infinite end means."""
     return (f"Intervals: percentile bootstrap, evaluators resampled {report.options.bootstrap_resamples:,} times "
-            f"(seed {report.options.bootstrap_seed}; all of an evaluator's judgments stay together). -inf / inf: "
-            "in enough resamples the source never won / never lost.")
+            f"(seed {report.options.bootstrap_seed}); all of an evaluator's judgments stay together. An end at "
+            "-inf or inf means the source never won or never lost in enough of the resamples.")
 
 
 def markdown_report(report: Report) -> str:

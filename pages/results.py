@@ -22,7 +22,7 @@ import ui
 from evalkit import charts
 from evalkit.analysis import Frames, Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
 from evalkit.export import (
-    alpha_text,
+    alpha_notes,
     bt_note,
     bt_table,
     fmt_ci,
@@ -273,9 +273,10 @@ def show_ratings(report: Report, specs: dict[str, dict]) -> None:
             chart(st, specs, f"rating:{r.task}")
         agree = r.agreement
         st.markdown("**Krippendorff's alpha** (ordinal) over items with two or more raters")
-        st.dataframe(agree.assign(alpha=[alpha_text(a, note) for a, note in zip(agree["alpha"], agree["note"],
-                                                                                strict=True)])[
+        st.dataframe(agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
             ["label", "alpha", "items", "raters"]], hide_index=True)
+        if (agree["note"] != "").any():
+            st.caption(alpha_notes(agree))
 
 
 def set_status(session_id: str, status: str) -> None:

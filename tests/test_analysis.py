@@ -599,3 +599,14 @@ def test_rating_intervals_are_clipped_to_the_scale_everywhere() -> None:
                   detail=json.dumps({"button": "accept", "outcome": "right"}))], columns=EVALUATION_COLUMNS),
         {**PAIRS, "response": "slider"}).slider.iloc[0]
     assert slider["low"] >= -100 and slider["high"] <= 100 and bool(slider["clipped"])
+
+
+def test_alpha_notes_name_the_metrics() -> None:
+    from evalkit.export import alpha_notes
+
+    agree = pd.DataFrame({"label": ["A", "B", "C"], "note": ["needs x", "needs x", ""]})
+    assert alpha_notes(agree) == "Alpha is undefined for A and B: needs x."
+    assert alpha_notes(agree.assign(note="needs x")) == "Alpha is undefined for every metric: needs x."
+    assert alpha_notes(agree.assign(note="")) == ""
+    three = pd.DataFrame({"label": ["A", "B", "C", "D"], "note": ["n", "n", "n", ""]})
+    assert alpha_notes(three) == "Alpha is undefined for A, B and C: n."

@@ -306,7 +306,8 @@ def test_alpha_says_why_it_is_missing_on_the_page(harness: Harness) -> None:
                            {m.id: 3 for m in [task.familiarity, *task.metrics]}, "", 4000, loaded.items["novelty"])
     at = unlock(results_app(harness))
     alpha = next(f for f in _frames_shown(at) if "alpha" in f.columns)
-    assert (alpha["alpha"] == "– (needs items rated by two or more evaluators)").all()
+    assert (alpha["alpha"] == "–").all()
+    assert "Alpha is undefined for every metric: needs items rated by two or more evaluators." in texts(at)
     assert "Rate an assessment · 2 ratings of 2 items" in [h.value for h in at.subheader]
 
 
