@@ -476,7 +476,8 @@ def bootstrap_indexes(n: int, resamples: int = 1000, seed: int = 0) -> np.ndarra
     from ``range(n)`` by NumPy's PCG64 seeded with ``seed`` (the same seed gives the same resamples)."""
     if n < 0 or resamples < 1:
         raise ValueError(f"need n >= 0 and resamples >= 1, got n={n}, resamples={resamples}")
-    return np.random.default_rng(seed).integers(0, max(n, 1), size=(resamples, n))
+    dtype = np.int32 if n < 2**31 else np.int64  # half the memory and about twice as fast to draw
+    return np.random.default_rng(seed).integers(0, max(n, 1), size=(resamples, n), dtype=dtype)
 
 
 def _fit_bt_batch(w: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.ndarray:
@@ -546,15 +547,20 @@ def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, l
     per_eval = np.bincount(evaluator * len(used) + cell_code, weights=weight,
                            minlength=n_eval * len(used)).reshape(n_eval, len(used))
     idx = bootstrap_indexes(n_eval, resamples, seed)
+    # float32 products and sums are exact while every partial sum is a multiple of 1/2 below 2**23 (wins are
+    # whole, ties halves): then the faster single-precision product gives exactly the double-precision result
+    halves = np.all(per_eval * 2 == np.round(per_eval * 2))
+    exact = np.float32 if halves and n_eval * float(per_eval.max(initial=0)) < 2**22 else np.float64
+    per_eval_exact = per_eval.astype(exact)
     strengths = np.empty((resamples, k))
     # resample counts in chunks of ~2M cells (16 MB): faster than one large array here, and memory stays small
     chunk = max(1, min(resamples, 2_000_000 // max(n_eval, 1)))
     for start in range(0, resamples, chunk):
         rows = idx[start:start + chunk]
-        flat = (np.arange(len(rows))[:, None] * n_eval + rows).ravel()  # how often each evaluator was drawn
-        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(float)
+        flat = (np.arange(len(rows), dtype=np.int64)[:, None] * n_eval + rows).ravel()  # evaluator draws per row
+        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(exact)
         w = np.zeros((len(rows), k * k))
-        w[:, used] = counts @ per_eval
+        w[:, used] = counts @ per_eval_exact
         strengths[start:start + len(rows)] = _bootstrap_fits(list(items), w.reshape(len(rows), k, k))
     low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
     for j in range(k):

@@ -493,3 +493,14 @@ def test_bradley_terry_groups_that_never_beat_each_other() -> None:
     got = bradley_terry_matrix(list("abcdef"), w6)
     assert got["a"] == got["b"] == math.inf and got["e"] == got["f"] == -math.inf
     assert got["c"] == pytest.approx(0) and got["d"] == pytest.approx(0)
+
+
+def test_bt_bootstrap_large_counts_take_the_double_precision_path() -> None:
+    """Win counts too large for exact single-precision sums are multiplied in double precision: still the loop's
+    result (weights of 10 million; a tie's half as 0.5)."""
+    ev, winner, loser = _comparisons(8, 12, seed=6)
+    weight = np.full(len(ev), 1e7) + 0.5
+    got = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, weight, resamples=100, seed=3)
+    expected = _reference_bootstrap(ITEMS4, ev, winner, loser, weight, bootstrap_indexes(8, 100, 3))
+    for (low, high), row in zip(expected, got.itertuples(), strict=True):
+        assert row.low == pytest.approx(low, rel=1e-9) and row.high == pytest.approx(high, rel=1e-9)
