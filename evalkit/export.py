@@ -141,15 +141,15 @@ def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
     means = ("scores with Student-$t$ intervals, clipped to the rating scale (marked $^\\dagger$)" if clipped
              else "scores with Student-$t$ intervals")
     has_bt = (table["section"] == "Bradley–Terry log-strength (all pairs)").any()
-    boot = (f"; Bradley--Terry log-strengths with percentile bootstrap intervals (evaluators resampled "
+    boot = (f";\n  Bradley--Terry log-strengths with percentile bootstrap intervals (evaluators resampled "
             f"{report.options.bootstrap_resamples:,} times)") if has_bt else ""
     lines = [
         "% Requires \\usepackage{booktabs}",
         "\\begin{table}[t]",
         "\\centering",
         "\\small",
-        f"\\caption{{Human evaluation results ({report.n_sessions} evaluators, {report.n_completed} completed). "
-        f"Rates in \\%, {pct_conf} Wilson intervals, exact binomial tests; {means}{boot}.}}",
+        f"\\caption{{Human evaluation results ({report.n_sessions} evaluators, {report.n_completed} completed).\n"
+        f"  Rates in \\%, {pct_conf} Wilson intervals, exact binomial tests;\n  {means}{boot}.}}",
         f"\\label{{{label}}}",
         "\\begin{tabular}{llrrrl}",
         "\\toprule",
