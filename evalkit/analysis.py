@@ -28,6 +28,7 @@ import pandas as pd
 
 from . import stats
 from .storage import Store
+from .text import csv_safe
 
 __all__ = [
     "CERA_COLUMNS",
@@ -36,6 +37,7 @@ __all__ = [
     "Report",
     "analyse",
     "answer_time_bins",
+    "bradley_terry_intervals",
     "evaluations_csv",
     "included_sessions",
     "load_frames",
@@ -99,6 +101,8 @@ class Options:
     fast_ms: int = 2000  # an answer faster than this is flagged as too fast to have read the texts
     familiarity_weighted: bool = False
     confidence: float = 0.95
+    bootstrap_resamples: int = 1000  # Bradley–Terry intervals: evaluators resampled this many times
+    bootstrap_seed: int = 0  # ... from this seed, so the same data give the same intervals
 
 
 @dataclass
@@ -240,6 +244,12 @@ def _interval_row(successes: int, n: int, p0: float, confidence: float) -> dict[
 
 # ----------------------------------------------------------------------------- triplets
 
+#: What Fleiss' kappa means when every evaluator saw different texts in a question slot.
+PER_EVALUATOR_KAPPA_NOTE = (
+    "Per-evaluator selection: evaluators saw different texts in each question slot, so this kappa measures how "
+    "consistently they pick the same source in a slot (CERA's statistic), not agreement about the same texts. "
+    "For inter-rater reliability use selection = \"shared\".")
+
 
 @dataclass
 class TripletResult:
@@ -256,6 +266,7 @@ class TripletResult:
     kappa_subjects: int
     kappa_raters: int
     kappa_basis: str  # "identical triplets" (shared) or "question slots" (per-evaluator)
+    kappa_note: str  # what kappa measures here: a caveat under per-evaluator selection, "" under shared
     per_domain: pd.DataFrame  # domain, source, picked, n, rate, low, high
     unmatched: int
     n_answers: int
@@ -310,6 +321,7 @@ def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float
         accuracy=accuracy, kappa=kappa, kappa_subjects=int(counts.shape[0]) if n else 0,
         kappa_raters=int(np.count_nonzero(np.bincount(sessions[sessions >= 0]))),
         kappa_basis="identical triplets" if task.get("selection") == "shared" else "question slots",
+        kappa_note="" if task.get("selection") == "shared" else PER_EVALUATOR_KAPPA_NOTE,
         per_domain=per_domain_df, unmatched=int((rows["matched"] == 0).sum()), n_answers=n,
     )
 
@@ -332,6 +344,7 @@ class PairwiseResult:
     bradley_terry: pd.DataFrame  # source, log_strength
     records: pd.DataFrame  # a, b, outcome ("a" / "b" / "tie"): the comparisons Bradley–Terry is fitted on
     wins: pd.DataFrame  # the win matrix of those comparisons (ties as half a win each), sources x sources
+    evaluator_wins: pd.DataFrame  # session_id, winner, loser, wins: the same per evaluator (for the bootstrap)
     n_answers: int
 
 
@@ -344,7 +357,8 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     (negative = left better, 0 = a draw). Answers without both sources, or with
     the same source on both sides, compare nothing and are left out.
     """
-    used_columns = [c for c in ("response", "left_source", "right_source", "button", "detail") if c in ev.columns]
+    used_columns = [c for c in ("session_id", "response", "left_source", "right_source", "button", "detail")
+                    if c in ev.columns]
     rows = ev.loc[(ev["task"] == task["id"]).to_numpy(), used_columns]  # copy only what is used
     button, button_names = _codes(_buttons(rows))
     slider = button >= 0
@@ -390,10 +404,12 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
         if here.any():
             # orient: positive = the pair's first source better
             oriented = np.where(lc[here] == p // k, -value[here], value[here])
-            m = stats.mean_ci(oriented, confidence)
+            m = stats.mean_ci(oriented, confidence, bounds=(min(-100.0, float(oriented.min())),
+                                                            max(100.0, float(oriented.max()))))
             zero = value[here] == 0
             slider_rows.append({"pair": label, "favoured": first, "mean": m.mean, "low": m.low, "high": m.high,
-                                "sd": m.sd, "n": m.n, "positive_draws": int((zero & (button[here] == accept)).sum()),
+                                "sd": m.sd, "n": m.n, "clipped": m.clipped,
+                                "positive_draws": int((zero & (button[here] == accept)).sum()),
                                 "negative_draws": int((zero & (button[here] == reject)).sum())})
     outcome = np.select([side == LEFT, side == RIGHT], [0, 1], 2)
     records = pd.DataFrame({"a": pd.Categorical.from_codes(lc, categories=index),
@@ -407,22 +423,63 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     w += 0.5 * np.bincount(lc[tie] * k + rc[tie], minlength=cells)
     w += 0.5 * np.bincount(rc[tie] * k + lc[tie], minlength=cells)
     wins = pd.DataFrame(w.reshape(k, k), index=index, columns=index)
+    session, session_names = _codes(rows["session_id"])
+    session = session[keep]
+    decided, drawn = (side != TIE) & (session >= 0), tie & (session >= 0)
+    win_side, lose_side = np.where(side == RIGHT, rc, lc), np.where(side == RIGHT, lc, rc)
+    key = np.concatenate([(session[decided] * k + win_side[decided]) * k + lose_side[decided],
+                          (session[drawn] * k + lc[drawn]) * k + rc[drawn],
+                          (session[drawn] * k + rc[drawn]) * k + lc[drawn]])
+    weight = np.concatenate([np.ones(int(decided.sum())), np.full(2 * int(drawn.sum()), 0.5)])
+    cells, inverse = np.unique(key, return_inverse=True)
+    evaluator_wins = pd.DataFrame({  # categoricals: the bootstrap recodes them without comparing strings
+        "session_id": pd.Categorical.from_codes(cells // (k * k), categories=pd.Index(session_names, dtype=object)),
+        "winner": pd.Categorical.from_codes((cells // k) % k, categories=index),
+        "loser": pd.Categorical.from_codes(cells % k, categories=index),
+        "wins": np.bincount(inverse, weights=weight, minlength=len(cells))})
     bt = stats.bradley_terry_matrix(names, wins.to_numpy()) if len(records) else {}
     return PairwiseResult(
         task=task["id"], title=task.get("title", task["id"]), response=task.get("response", "choice"),
         win_rates=pd.DataFrame(win_rows, columns=["pair", "source", "wins", "ties", "n", "rate", "low", "high",
                                                   "p_value"]),
-        slider=pd.DataFrame(slider_rows, columns=["pair", "favoured", "mean", "low", "high", "sd", "n",
+        slider=pd.DataFrame(slider_rows, columns=["pair", "favoured", "mean", "low", "high", "sd", "n", "clipped",
                                                   "positive_draws", "negative_draws"]),
         power=pd.DataFrame(power_rows, columns=["pair", "source", "rate", "n", "needed_total", "further"]),
-        bradley_terry=_bt_frame(bt), records=records, wins=wins, n_answers=len(rows),
+        bradley_terry=_bt_frame(bt), records=records, wins=wins, evaluator_wins=evaluator_wins,
+        n_answers=len(rows),
     )
 
 
-def _bt_frame(bt: Mapping[str, float]) -> pd.DataFrame:
+def _bt_frame(bt: Mapping[str, float], intervals: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Bradley–Terry log-strengths, strongest first; ``low`` / ``high`` from ``intervals`` (NaN without)."""
     frame = pd.DataFrame({"source": list(bt), "log_strength": list(bt.values())},
                          columns=["source", "log_strength"])
+    if intervals is not None and len(frame):
+        frame = frame.merge(intervals[["source", "low", "high"]], on="source", how="left")
+    else:
+        frame = frame.assign(low=np.nan, high=np.nan)
     return frame.sort_values("log_strength", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], resamples: int = 1000,
+                            seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """Bootstrap intervals (``source, low, high``) of the Bradley–Terry strengths over all pairwise tasks.
+
+    An evaluator is one session: all its judgments, in every pairwise task, go
+    into a resample together (see :func:`evalkit.stats.bradley_terry_bootstrap`).
+    """
+    parts = [p.evaluator_wins for p in pairwise if len(p.evaluator_wins)]
+    if not parts:
+        return pd.DataFrame({"source": items, "low": np.nan, "high": np.nan})
+    index = pd.Index(items, dtype=object)
+    winner = np.concatenate([_recode(part["winner"], index) for part in parts])
+    loser = np.concatenate([_recode(part["loser"], index) for part in parts])
+    sessions = pd.Index(pd.unique(np.concatenate([_codes(part["session_id"])[1] for part in parts])), dtype=object)
+    evaluator = np.concatenate([_recode(part["session_id"], sessions) for part in parts])
+    _, evaluator = np.unique(evaluator, return_inverse=True)  # 0..E-1 over the evaluators who compared anything
+    wins = np.concatenate([part["wins"].to_numpy(dtype=float) for part in parts])
+    return stats.bradley_terry_bootstrap(items, evaluator, winner, loser, wins, resamples=resamples,
+                                         confidence=confidence, seed=seed)
 
 
 # ----------------------------------------------------------------------------- ratings
@@ -434,10 +491,11 @@ class RatingResult:
 
     task: str
     title: str
-    mos: pd.DataFrame  # metric, label, mean, low, high, sd, n, weighted_mean
+    mos: pd.DataFrame  # metric, label, mean, low, high, sd, n, weighted_mean, scale, clipped
     distribution: pd.DataFrame  # metric, score, count
-    agreement: pd.DataFrame  # metric, alpha, items, raters
-    n_items_rated: int
+    agreement: pd.DataFrame  # metric, alpha, items, raters, note (why alpha is undefined; "" when defined)
+    n_item_ratings: int  # rated items counted per evaluator: (evaluator, question) pairs
+    n_items: int  # distinct items rated by anyone
 
 
 def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95,
@@ -446,11 +504,20 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
 
     The familiarity weight of a score is the evaluator's familiarity rating of
     the same item (same session and question). Agreement counts an evaluator's
-    first score of an item once, over items scored by at least two evaluators.
+    first score of an item once, over items scored by at least two evaluators;
+    where alpha is undefined, ``agreement.note`` says why. The t interval of a
+    mean is clipped to the metric's scale 1..``scale`` (from the task
+    description; 5 when unknown, widened to any stored score outside it), and
+    ``mos.clipped`` marks the intervals that were cut (see
+    :func:`evalkit.stats.mean_ci`). The general comment the store keeps as a
+    row with metric ``comment`` is never a metric, even with a score.
     """
-    rows = ratings.loc[((ratings["task"] == task["id"]) & ratings["score"].notna()).to_numpy(),
+    in_task = (ratings["task"] == task["id"]).to_numpy()
+    rated = ratings.loc[in_task, ["session_id", "task", "question_index", "item_id"]]
+    rows = ratings.loc[in_task & ratings["score"].notna().to_numpy() & (ratings["metric"] != "comment").to_numpy(),
                        ["session_id", "question_index", "item_id", "metric", "score"]]
     labels = {m["id"]: m.get("label", m["id"]) for m in task.get("metrics", [])}
+    scales = {m["id"]: int(m["scale"]) for m in task.get("metrics", []) if m.get("scale")}
     metric, metric_names = _codes(rows["metric"])
     present = {str(x) for x in metric_names[np.unique(metric[metric >= 0])]}
     metrics = list(labels) or sorted(present - {"familiarity"})
@@ -467,7 +534,10 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
     for name in metrics:
         here = metric == _code_of(metric_names, name)
         scores = score[here]
-        m = stats.mean_ci(scores, confidence)
+        scale = scales.get(name, 5)
+        low_end = min(1.0, float(scores.min())) if len(scores) else 1.0
+        high_end = max(float(scale), float(scores.max())) if len(scores) else float(scale)
+        m = stats.mean_ci(scores, confidence, bounds=(low_end, high_end))
         weighted = math.nan
         if len(scores) and len(fam_keys):
             w = _take(fam_scores, fam_index.get_indexer(asked[here]).astype(np.int64), np.nan)
@@ -476,22 +546,36 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
                 weighted = float(np.average(scores[ok], weights=w[ok]))
         label = labels.get(name, name)
         mos_rows.append({"metric": name, "label": label, "mean": m.mean, "low": m.low, "high": m.high, "sd": m.sd,
-                         "n": m.n, "weighted_mean": weighted})
+                         "n": m.n, "weighted_mean": weighted, "scale": scale, "clipped": m.clipped})
         counts = pd.Series(scores.astype(int)).value_counts()
         top = max([5, *counts.index.tolist()]) if len(counts) else 5
         for value in range(1, top + 1):
             dist_rows.append({"metric": name, "label": label, "score": value, "count": int(counts.get(value, 0))})
         alpha, n_items, n_raters = _ordinal_alpha(session[here], item[here], scores, len(item_names))
-        agree_rows.append({"metric": name, "label": label, "alpha": alpha, "items": n_items, "raters": n_raters})
-    mos = pd.DataFrame(mos_rows, columns=["metric", "label", "mean", "low", "high", "sd", "n", "weighted_mean"])
+        agree_rows.append({"metric": name, "label": label, "alpha": alpha, "items": n_items, "raters": n_raters,
+                           "note": _alpha_note(alpha, n_items, len(scores))})
+    mos = pd.DataFrame(mos_rows, columns=["metric", "label", "mean", "low", "high", "sd", "n", "weighted_mean",
+                                          "scale", "clipped"])
     if familiarity_weighted:
         mos = mos.assign(shown_mean=mos["weighted_mean"])
     return RatingResult(
         task=task["id"], title=task.get("title", task["id"]), mos=mos,
         distribution=pd.DataFrame(dist_rows, columns=["metric", "label", "score", "count"]),
-        agreement=pd.DataFrame(agree_rows, columns=["metric", "label", "alpha", "items", "raters"]),
-        n_items_rated=len(np.unique(asked)),
+        agreement=pd.DataFrame(agree_rows, columns=["metric", "label", "alpha", "items", "raters", "note"]),
+        n_item_ratings=len(np.unique(_rated_item_keys(rated, _codes(rated["session_id"])[0]))),
+        n_items=int(rated["item_id"].nunique()),
     )
+
+
+def _alpha_note(alpha: float, items: int, scores: int) -> str:
+    """Why Krippendorff's alpha is undefined ("" when it is defined)."""
+    if not math.isnan(alpha):
+        return ""
+    if scores == 0:
+        return "no scores yet"
+    if items == 0:
+        return "needs items rated by two or more evaluators"
+    return "undefined: every score on the items rated twice or more is the same (no variation)"
 
 
 def _ordinal_alpha(session: np.ndarray, item: np.ndarray, score: np.ndarray, n_items: int
@@ -647,7 +731,8 @@ class Report:
     n_sessions: int
     n_completed: int
     n_answers: int
-    n_ratings: int
+    n_ratings: int  # item ratings: (evaluator, rated item) pairs, all rating tasks
+    n_rated_items: int  # distinct items those ratings are of ((task, item) pairs)
     triplets: list[TripletResult]
     pairwise: list[PairwiseResult]
     bradley_terry_all: pd.DataFrame
@@ -721,12 +806,15 @@ def analyse(frames: Frames, options: Options | None = None) -> Report:
             total = total.add(p.wins, fill_value=0)
         items = sorted(total.index, key=str)
         bt_all = _bt_frame(stats.bradley_terry_matrix(items, total.reindex(index=items, columns=items)
-                                                      .fillna(0).to_numpy()))
+                                                      .fillna(0).to_numpy()),
+                           bradley_terry_intervals(pairwise, items, options.bootstrap_resamples,
+                                                   options.bootstrap_seed, options.confidence))
     titles = [s.get("title", "") for s in frames.studies.values()]
     return Report(
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
         n_answers=len(ev),
         n_ratings=len(np.unique(_rated_item_keys(rt, _codes(rt["session_id"])[0]))),
+        n_rated_items=len(rt[["task", "item_id"]].drop_duplicates()) if len(rt) else 0,
         triplets=triplets, pairwise=pairwise, bradley_terry_all=bt_all, ratings=rating,
         quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms),
         timeline=timeline(frames.sessions, ev), answer_times=answer_time_bins(ev, options.fast_ms),
@@ -743,30 +831,64 @@ def _require_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None
         raise ValueError(f"the {what} frame lacks {', '.join(missing)}: export needs load_frames(store, full=True)")
 
 
+def _whole_numbers(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``columns`` as nullable integers (``Int64``: 20, not 20.0; empty stays empty) where every value is whole."""
+    out = frame.copy()
+    for column in columns:
+        numbers = pd.to_numeric(out[column], errors="coerce")
+        known = numbers.dropna()
+        if len(known) == int(out[column].notna().sum()) and (known == known.round()).all():
+            out[column] = numbers.astype("Int64")
+    return out
+
+
 def evaluations_csv(frames: Frames) -> str:
     """All evaluations as CSV: the CERA column names first, then evalkit's own columns.
 
     Needs every stored column: frames from ``load_frames(store, full=True)``.
+    Counts and indexes are written as integers; text cells are made safe for
+    spreadsheets (:func:`evalkit.text.csv_safe`: control characters removed, a
+    ``'`` before a leading ``=``, ``+``, ``-``, ``@``, tab or carriage return,
+    unless the cell is a plain number such as a slider's ``-40``).
     """
     _require_columns(frames.evaluations, EVALUATION_COLUMNS, "evaluations")
     ev = frames.evaluations.merge(
         frames.sessions[["session_id", "evaluator_name", "external_id", "status", "study_version"]],
         on="session_id", how="left")
     columns = {**CERA_COLUMNS, **EXTRA_COLUMNS}
-    out = ev[list(columns)].rename(columns=columns)
-    return out.to_csv(index=False)
+    out = _whole_numbers(ev[list(columns)].rename(columns=columns),
+                         ["questionIndex", "timeSpentMs", "slot", "matched"])
+    return csv_safe(out).to_csv(index=False)
+
+
+#: Columns of ratings.csv, in order: one row per metric score of a rated item.
+RATINGS_CSV_COLUMNS = ["evaluatorName", "sessionId", "task", "questionIndex", "itemId", "metric", "score",
+                       "metricComment", "itemComment", "timeSpentMs", "createdAt", "externalId", "sessionStatus"]
 
 
 def ratings_csv(frames: Frames) -> str:
-    """All rubric ratings as CSV (one row per metric), with the evaluator's name and session status.
+    """All rubric scores as CSV: one row per (rated item, metric), with the evaluator's name and session status.
 
+    Comments are columns, never rows: ``metricComment`` is a comment given on
+    that metric, ``itemComment`` the general comment on the rated item (the
+    store keeps it as a row with metric ``comment`` and no score; here it is
+    repeated on every metric row of its item, so no row has an empty score to
+    average by mistake). ``score``, ``questionIndex`` and ``timeSpentMs`` are
+    integers; text cells pass :func:`evalkit.text.csv_safe`.
     Needs every stored column: frames from ``load_frames(store, full=True)``.
     """
     _require_columns(frames.ratings, RATING_COLUMNS, "ratings")
-    rt = frames.ratings.merge(frames.sessions[["session_id", "evaluator_name", "external_id", "status"]],
-                              on="session_id", how="left")
+    rt = frames.ratings
+    key = ["session_id", "task", "question_index"]
+    is_comment = (rt["metric"] == "comment").to_numpy()
+    general = (rt.loc[is_comment, [*key, "comment"]].drop_duplicates(key)
+               .rename(columns={"comment": "item_comment"}))
+    scores = rt.loc[~is_comment].merge(general, on=key, how="left")
+    scores = scores.merge(frames.sessions[["session_id", "evaluator_name", "external_id", "status"]],
+                          on="session_id", how="left")
     columns = {"evaluator_name": "evaluatorName", "session_id": "sessionId", "task": "task",
                "question_index": "questionIndex", "item_id": "itemId", "metric": "metric", "score": "score",
-               "comment": "comment", "time_spent_ms": "timeSpentMs", "created_at": "createdAt",
-               "external_id": "externalId", "status": "sessionStatus"}
-    return rt[list(columns)].rename(columns=columns).to_csv(index=False)
+               "comment": "metricComment", "item_comment": "itemComment", "time_spent_ms": "timeSpentMs",
+               "created_at": "createdAt", "external_id": "externalId", "status": "sessionStatus"}
+    out = _whole_numbers(scores[list(columns)].rename(columns=columns), ["questionIndex", "score", "timeSpentMs"])
+    return csv_safe(out[RATINGS_CSV_COLUMNS]).to_csv(index=False)

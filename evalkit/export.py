@@ -12,8 +12,10 @@ from collections.abc import Iterable
 import pandas as pd
 
 from .analysis import Report
+from .text import csv_safe, join_title, strip_controls
 
-__all__ = ["fmt_ci", "fmt_p", "fmt_pct", "latex_table", "main_results", "markdown_report", "results_csv"]
+__all__ = ["alpha_notes", "alpha_text", "bt_note", "bt_table", "count_text", "fmt_ci", "fmt_num", "fmt_p", "fmt_pct",
+           "latex_table", "main_results", "markdown_report", "mos_note", "mos_table", "ratings_text", "results_csv"]
 
 
 def fmt_p(p: float | None) -> str:
@@ -54,41 +56,69 @@ def fmt_ci(low: float, high: float, pct: bool = True, digits: int = 1) -> str:
     return f"[{f(low, digits)}, {f(high, digits)}]"
 
 
+def _scale_text(scales: Iterable[int]) -> str:
+    found = sorted({int(s) for s in scales})
+    return f"1–{found[0]}" if len(found) == 1 else "1–" + "/".join(str(s) for s in found)
+
+
 def main_results(report: Report) -> pd.DataFrame:
     """The headline table: one row per (section, label, detail) with rate or mean, interval and p-value.
 
     Sections: triplet selection rates (vs chance 1/k), pairwise win rates (vs
-    .5, first source of each pair), Bradley–Terry log-strengths, rating MOS.
+    .5, first source of each pair), Bradley–Terry log-strengths (percentile
+    bootstrap over evaluators), rating MOS (t intervals clipped to the scale).
+    ``interval`` names each row's interval; ``n`` is an integer (empty where
+    there is none, e.g. the Bradley–Terry rows).
     """
     rows: list[dict] = []
     ci = report.options.confidence
+    resamples = report.options.bootstrap_resamples
     for t in report.triplets:
         k = max(len(t.sources), 2)
         for r in t.selection.itertuples():
-            rows.append({"section": f"{t.title}: picked as {t.target or 'target'} (chance {100 / k:.1f}%)",
+            rows.append({"section": join_title(t.title, f"picked as {t.target or 'target'} (chance {100 / k:.1f}%)"),
                          "label": r.source, "detail": r.role, "value": r.rate, "low": r.low, "high": r.high,
-                         "p_value": r.p_value, "n": r.n, "kind": "pct"})
+                         "p_value": r.p_value, "n": r.n, "interval": "Wilson", "kind": "pct"})
     for p in report.pairwise:
         for pair, group in p.win_rates.groupby("pair", sort=False):
             first = group.iloc[0]
-            rows.append({"section": f"{p.title}: win rate (vs 50%)", "label": pair, "detail": first["source"],
-                         "value": first["rate"], "low": first["low"], "high": first["high"],
-                         "p_value": first["p_value"], "n": first["n"], "kind": "pct"})
+            rows.append({"section": join_title(p.title, "win rate (vs 50%)"), "label": pair,
+                         "detail": first["source"], "value": first["rate"], "low": first["low"],
+                         "high": first["high"], "p_value": first["p_value"], "n": first["n"], "interval": "Wilson",
+                         "kind": "pct"})
     for r in report.bradley_terry_all.itertuples():
         rows.append({"section": "Bradley–Terry log-strength (all pairs)", "label": r.source, "detail": "",
-                     "value": r.log_strength, "low": math.nan, "high": math.nan, "p_value": math.nan, "n": math.nan,
-                     "kind": "num"})
+                     "value": r.log_strength, "low": r.low, "high": r.high, "p_value": math.nan, "n": None,
+                     "interval": f"bootstrap percentile, evaluators resampled {resamples:,} times", "kind": "num"})
     for rt in report.ratings:
+        scale = _scale_text(rt.mos["scale"]) if len(rt.mos) else "1–5"
+        suffix = f"mean score ({scale})" + (", familiarity-weighted" if report.options.familiarity_weighted else "")
         for r in rt.mos.itertuples():
             value = r.weighted_mean if report.options.familiarity_weighted else r.mean
-            rows.append({"section": f"{rt.title}: mean score (1–5)"
-                         + (", familiarity-weighted" if report.options.familiarity_weighted else ""),
-                         "label": r.label, "detail": "", "value": value, "low": r.low, "high": r.high,
-                         "p_value": math.nan, "n": r.n, "kind": "num"})
+            rows.append({"section": join_title(rt.title, suffix), "label": r.label, "detail": "", "value": value,
+                         "low": r.low, "high": r.high, "p_value": math.nan, "n": r.n,
+                         "interval": f"Student t, clipped to 1–{r.scale}" if r.clipped else "Student t",
+                         "kind": "num"})
     frame = pd.DataFrame(rows, columns=["section", "label", "detail", "value", "low", "high", "p_value", "n",
-                                        "kind"])
+                                        "interval", "kind"])
+    frame["n"] = frame["n"].astype("Int64")
     frame.attrs["confidence"] = ci
     return frame
+
+
+def _tex_ci(low: float, high: float, pct: bool) -> str:
+    """An interval for LaTeX: infinite ends as $\\pm\\infty$."""
+    if pct:
+        return _tex(fmt_ci(low, high))
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        return _tex("–")
+
+    def end(v: float) -> str:
+        if math.isinf(v):
+            return "$\\infty$" if v > 0 else "$-\\infty$"
+        return _tex(fmt_num(v))
+
+    return f"[{end(low)}, {end(high)}]"
 
 
 def _tex(text: object) -> str:
@@ -99,17 +129,27 @@ def _tex(text: object) -> str:
 
 
 def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
-    """A publication-ready booktabs table of the main results (needs ``\\usepackage{booktabs}``)."""
+    """A publication-ready booktabs table of the main results (needs ``\\usepackage{booktabs}``).
+
+    The caption names every kind of interval: Wilson for rates, Student t for
+    mean scores (clipped to the rating scale, and says so when one was),
+    percentile bootstrap over evaluators for Bradley–Terry strengths.
+    """
     table = main_results(report)
     pct_conf = f"{round(100 * report.options.confidence)}\\%"
+    clipped = table["interval"].str.startswith("Student t, clipped").any()
+    means = ("scores with Student-$t$ intervals, clipped to the rating scale (marked $^\\dagger$)" if clipped
+             else "scores with Student-$t$ intervals")
+    has_bt = (table["section"] == "Bradley–Terry log-strength (all pairs)").any()
+    boot = (f";\n  Bradley--Terry log-strengths with percentile bootstrap intervals (evaluators resampled "
+            f"{report.options.bootstrap_resamples:,} times)") if has_bt else ""
     lines = [
         "% Requires \\usepackage{booktabs}",
         "\\begin{table}[t]",
         "\\centering",
         "\\small",
-        f"\\caption{{Human evaluation results ({report.n_sessions} evaluators, {report.n_completed} completed). "
-        f"Rates in \\%, {pct_conf} Wilson intervals, exact binomial tests; scores with Student-$t$ "
-        "intervals.}",
+        f"\\caption{{Human evaluation results ({report.n_sessions} evaluators, {report.n_completed} completed).\n"
+        f"  Rates in \\%, {pct_conf} Wilson intervals, exact binomial tests;\n  {means}{boot}.}}",
         f"\\label{{{label}}}",
         "\\begin{tabular}{llrrrl}",
         "\\toprule",
@@ -119,14 +159,14 @@ def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
         lines.append("\\midrule")
         lines.append(f"\\multicolumn{{6}}{{l}}{{\\textit{{{_tex(section)}}}}} \\\\")
         for r in group.itertuples():
-            if r.kind == "pct":
-                value, ci = fmt_pct(r.value), fmt_ci(r.low, r.high)
-            else:
-                value, ci = fmt_num(r.value), fmt_ci(r.low, r.high, pct=False, digits=2)
+            value = fmt_pct(r.value) if r.kind == "pct" else fmt_num(r.value)
             value = {"inf": "$\\infty$", "-inf": "$-\\infty$"}.get(value) or _tex(value)
-            n = "" if isinstance(r.n, float) and math.isnan(r.n) else str(int(r.n))
+            ci = _tex_ci(r.low, r.high, r.kind == "pct")
+            if r.interval.startswith("Student t, clipped"):
+                ci += "$^\\dagger$"
+            n = "" if pd.isna(r.n) else str(int(r.n))
             p = "" if isinstance(r.p_value, float) and math.isnan(r.p_value) else f"${_tex(fmt_p(r.p_value))}$"
-            lines.append(f"{_tex(r.label)} & {_tex(r.detail)} & {n} & {value} & {_tex(ci)} & {p} \\\\")
+            lines.append(f"{_tex(r.label)} & {_tex(r.detail)} & {n} & {value} & {ci} & {p} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 
@@ -136,8 +176,9 @@ def _md(frame: pd.DataFrame) -> str:
         return "_No data yet._"
     cols = [str(c) for c in frame.columns]
     out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in frame.itertuples(index=False):
-        out.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+    for row in frame.itertuples(index=False):  # names and comments may hold ESC sequences: never print them
+        out.append("| " + " | ".join(strip_controls(str(v)).replace("|", "\\|").replace("\n", " ")
+                                     for v in row) + " |")
     return "\n".join(out)
 
 
@@ -149,12 +190,75 @@ def _rate_table(frame: pd.DataFrame, first: Iterable[str]) -> pd.DataFrame:
     return out
 
 
+def count_text(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 rating``, ``4 ratings``: a count with its noun in the right number."""
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def ratings_text(n_ratings: int, n_items: int) -> str:
+    """What a rating count means: ``4 ratings of 3 items`` (an item rated by two evaluators counts twice)."""
+    return f"{count_text(n_ratings, 'rating')} of {count_text(n_items, 'item')}"
+
+
+def alpha_text(alpha: float, note: str) -> str:
+    """Krippendorff's alpha to three decimals, or why it is undefined (``– (needs items rated by ...)``)."""
+    text = fmt_num(alpha, 3)
+    return f"{text} ({note})" if note and text == "–" else text
+
+
+def alpha_notes(agreement: pd.DataFrame) -> str:
+    """Why alpha is missing, one sentence per reason: ``Alpha is undefined for Specificity and Relevance:
+    needs items rated by two or more evaluators.`` ("" when alpha is defined for every metric)."""
+    sentences = []
+    for note, group in agreement[agreement["note"] != ""].groupby("note", sort=False):
+        labels = [str(x) for x in group["label"]]
+        which = ("every metric" if len(labels) == len(agreement) and len(labels) > 1
+                 else " and ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels))
+        sentences.append(f"Alpha is undefined for {which}: {note}.")
+    return " ".join(sentences)
+
+
+def mos_table(mos: pd.DataFrame) -> pd.DataFrame:
+    """The MOS table for display: numbers formatted, ``†`` after an interval clipped to the scale."""
+    out = mos.copy()
+    for col in ("mean", "sd", "weighted_mean"):
+        out[col] = mos[col].map(fmt_num)
+    out["95% CI"] = [fmt_ci(lo, hi, pct=False, digits=2) + (" †" if cut else "")
+                     for lo, hi, cut in zip(mos["low"], mos["high"], mos["clipped"], strict=True)]
+    return out
+
+
+def mos_note(mos: pd.DataFrame) -> str:
+    """The footnote of a MOS table: how its intervals were made."""
+    scale = _scale_text(mos["scale"]) if len(mos) else "1–5"
+    return (f"Intervals: Student t, clipped to the rating scale ({scale}); † marks an interval that was clipped "
+            "(the t interval ran past the scale).")
+
+
+def bt_table(bt: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """A Bradley–Terry table for display: log-strength and its bootstrap interval formatted."""
+    out = bt[["source"]].copy()
+    out["log_strength"] = bt["log_strength"].map(lambda v: fmt_num(v, digits))
+    if "low" in bt.columns:
+        out["95% CI"] = [fmt_ci(lo, hi, pct=False, digits=digits) for lo, hi in zip(bt["low"], bt["high"],
+                                                                                    strict=True)]
+    return out
+
+
+def bt_note(report: Report) -> str:
+    """How the Bradley–Terry intervals were made, and what an infinite end means."""
+    return (f"Intervals: percentile bootstrap, evaluators resampled {report.options.bootstrap_resamples:,} times "
+            f"(seed {report.options.bootstrap_seed}); all of an evaluator's judgments stay together. An end at "
+            "-inf or inf means the source never won or never lost in enough of the resamples.")
+
+
 def markdown_report(report: Report) -> str:
     """Every result table as Markdown."""
     o = report.options
     parts = [f"# Results{': ' + report.title if report.title else ''}", "",
              f"{report.n_sessions} evaluators included ({report.n_completed} completed), {report.n_answers} "
-             f"answers, {report.n_ratings} rated items. Options: completed only = {o.completed_only}, "
+             f"answers, {ratings_text(report.n_ratings, report.n_rated_items)}. "
+             f"Options: completed only = {o.completed_only}, "
              f"familiarity-weighted = {o.familiarity_weighted}, fast threshold = {o.fast_ms} ms.", ""]
     for t in report.triplets:
         k = max(len(t.sources), 2)
@@ -169,6 +273,7 @@ def markdown_report(report: Report) -> str:
                   _md(_rate_table(t.turing, ["source", "fooled", "n"])), "",
                   f"Fleiss' kappa over {t.kappa_basis}: {fmt_num(t.kappa, 3)} ({t.kappa_subjects} subjects, "
                   f"{t.kappa_raters} raters). Unmatched (length) questions answered: {t.unmatched}.", "",
+                  *([t.kappa_note, ""] if t.kappa_note else []),
                   "Per domain:", "", _md(_rate_table(t.per_domain, ["domain", "source", "picked", "n"])), ""]
     for p in report.pairwise:
         parts += [f"## {p.title} (`{p.task}`, pairwise, {p.response})", "", "Win rates (ties excluded from n):", "",
@@ -183,24 +288,22 @@ def markdown_report(report: Report) -> str:
         pw = p.power.copy()
         pw["rate"] = pw["rate"].map(fmt_pct)
         parts += ["Power (judgments per comparison for alpha .05, power .8 at the current effect):", "",
-                  _md(pw), "", "Bradley–Terry log-strengths:", "",
-                  _md(p.bradley_terry.assign(log_strength=p.bradley_terry["log_strength"].map(fmt_num))), ""]
+                  _md(pw), "", "Bradley–Terry log-strengths of this task (intervals: see the table over all "
+                  "pairwise tasks):", "",
+                  _md(bt_table(p.bradley_terry[["source", "log_strength"]], 2)), ""]
     if report.pairwise:
-        bt = report.bradley_terry_all
-        parts += ["## Bradley–Terry over all pairwise tasks", "",
-                  _md(bt.assign(log_strength=bt["log_strength"].map(fmt_num))), ""]
+        parts += ["## Bradley–Terry over all pairwise tasks", "", _md(bt_table(report.bradley_terry_all, 2)), "",
+                  bt_note(report), ""]
     for rt in report.ratings:
-        mos = rt.mos.copy()
-        for col in ("mean", "sd", "weighted_mean"):
-            mos[col] = mos[col].map(fmt_num)
-        mos["95% CI"] = [fmt_ci(lo, hi, pct=False, digits=2) for lo, hi in zip(rt.mos["low"], rt.mos["high"],
-                                                                                strict=True)]
+        mos = mos_table(rt.mos)
         dist = rt.distribution.pivot_table(index="label", columns="score", values="count", aggfunc="sum",
                                            sort=False).reset_index() if not rt.distribution.empty else rt.distribution
-        agree = rt.agreement.assign(alpha=rt.agreement["alpha"].map(lambda v: fmt_num(v, 3)))
-        parts += [f"## {rt.title} (`{rt.task}`, rating): {rt.n_items_rated} rated items", "", "Mean scores (MOS):",
-                  "",
-                  _md(mos[["label", "mean", "95% CI", "sd", "n", "weighted_mean"]]), "", "Score distribution:", "",
+        agree = rt.agreement.assign(alpha=[alpha_text(a, note) for a, note in zip(rt.agreement["alpha"],
+                                                                                  rt.agreement["note"], strict=True)])
+        parts += [f"## {rt.title} (`{rt.task}`, rating): {ratings_text(rt.n_item_ratings, rt.n_items)}", "",
+                  "Mean scores (MOS):", "",
+                  _md(mos[["label", "mean", "95% CI", "sd", "n", "weighted_mean"]]), "", mos_note(rt.mos), "",
+                  "Score distribution:", "",
                   _md(dist), "", "Krippendorff's alpha (ordinal), items with two or more raters:", "",
                   _md(agree[["label", "alpha", "items", "raters"]]), ""]
     q = report.quality.copy()
@@ -216,5 +319,9 @@ def markdown_report(report: Report) -> str:
 
 
 def results_csv(report: Report) -> str:
-    """The main results as one CSV (same numbers as the page and the LaTeX table)."""
-    return main_results(report).drop(columns="kind").to_csv(index=False)
+    """The main results as one CSV (same numbers as the page and the LaTeX table).
+
+    ``n`` is an integer column; section and label text (from task titles and
+    source names) is made safe for spreadsheets (:func:`evalkit.text.csv_safe`).
+    """
+    return csv_safe(main_results(report).drop(columns="kind")).to_csv(index=False)

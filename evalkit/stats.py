@@ -21,12 +21,16 @@ import krippendorff as _krippendorff
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 __all__ = [
     "MeanCI",
     "WinRate",
     "binomial_test",
+    "bootstrap_indexes",
     "bradley_terry",
+    "bradley_terry_bootstrap",
     "bradley_terry_matrix",
     "cohen_kappa",
     "cohens_h",
@@ -225,18 +229,36 @@ def sample_size_two_proportions(p1: float, p2: float, alpha: float = 0.05, power
 
 @dataclass(frozen=True)
 class MeanCI:
-    """A mean with its Student t interval (the MOS of a rating scale)."""
+    """A mean with its Student t interval (the MOS of a rating scale).
+
+    ``clipped`` says that the interval was cut to the scale's bounds (see :func:`mean_ci`).
+    """
 
     mean: float
     low: float
     high: float
     sd: float
     n: int
+    clipped: bool = False
 
 
-def mean_ci(values: Iterable[float], confidence: float = 0.95) -> MeanCI:
-    """Mean, sample SD and Student t interval; NaN where undefined (n = 0; interval and SD for n = 1)."""
+def mean_ci(values: Iterable[float], confidence: float = 0.95,
+            bounds: tuple[float, float] | None = None) -> MeanCI:
+    """Mean, sample SD and Student t interval; NaN where undefined (n = 0; interval and SD for n = 1).
+
+    ``bounds`` = (lowest, highest) possible value, e.g. (1, 5) for a 1–5 rating
+    or (-100, 100) for the slider. A t interval is symmetric and can run past
+    them (mean 4.5, sd 0.58, n = 4: [3.58, 5.42] on a 1–5 scale); with
+    ``bounds`` it is clipped to them and ``clipped`` is set. Clipping was chosen
+    over a bounded interval (logit, bootstrap) because it leaves every interval
+    that fits the scale exactly the textbook t interval, and an end at the
+    scale's bound says plainly "cannot be higher than the scale". The clipped
+    interval still covers the true mean whenever the t interval did, since the
+    true mean lies within the bounds.
+    """
     _check_confidence(confidence)
+    if bounds is not None and not bounds[0] < bounds[1]:
+        raise ValueError(f"bounds must be (lowest, highest) with lowest < highest, got {bounds}")
     if isinstance(values, np.ndarray):
         x = values.astype(float, copy=False)  # no per-value loop for the analysis's arrays
     else:
@@ -245,12 +267,18 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> MeanCI:
     n = len(x)
     if n == 0:
         return MeanCI(NAN, NAN, NAN, NAN, 0)
+    if bounds is not None and (x.min() < bounds[0] or x.max() > bounds[1]):
+        raise ValueError(f"values outside the bounds {bounds}: {x.min():g}..{x.max():g}")
     mean = float(x.mean())
     if n == 1:
         return MeanCI(mean, NAN, NAN, NAN, 1)
     sd = float(x.std(ddof=1))
     half = float(_st.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
-    return MeanCI(mean, mean - half, mean + half, sd, n)
+    low, high = mean - half, mean + half
+    if bounds is None:
+        return MeanCI(mean, low, high, sd, n)
+    clipped = low < bounds[0] or high > bounds[1]
+    return MeanCI(mean, max(low, float(bounds[0])), min(high, float(bounds[1])), sd, n, clipped)
 
 
 def wilcoxon_signed_rank(x: Sequence[float], y: Sequence[float]) -> float:
@@ -363,11 +391,38 @@ def bradley_terry(records: Any, ties: str = "half") -> dict[str, float]:
     ``"drop"`` ignores ties. An item that never wins (nor ties) has strength 0:
     log-strength ``-inf``; an item that never loses has ``+inf``; either is set
     aside and the rest are fitted among themselves (repeatedly, as setting one
-    aside can leave another without a win). The fit works on the aggregated win
+    aside can leave another without a win). When every item wins and loses but the
+    wins still split the items into groups that one direction of comparison never
+    crosses (no finite maximum-likelihood fit exists), a group that never beats
+    the others gets ``-inf`` and one never beaten ``+inf`` (see
+    :func:`_dominated_groups`). The fit works on the aggregated win
     matrix, so its cost does not depend on the number of records. ``records``
     may also be three columns (arrays or a DataFrame), see :func:`win_matrix`.
     """
     return bradley_terry_matrix(*win_matrix(records, ties))
+
+
+def _dominated_groups(sub: np.ndarray, compared: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Items of groups that never win / never lose against the rest, when every item wins and loses something.
+
+    The maximum-likelihood fit exists only when the "beat" graph is strongly
+    connected (Ford 1957; Hunter 2004, Assumption 1). When it is not, e.g.
+    A and B beat each other and both always beat C and D, who beat each other,
+    the likelihood grows without bound as {A, B} and {C, D} drift apart and
+    the minorise–maximise fit would never converge. The strongly connected
+    components of the graph with no win over any other component (bottom)
+    get ``-inf``, those with no loss (top) ``+inf``, like single items that
+    never win or lose; components with neither are left to the fit.
+    """
+    n_comp, label = connected_components(csr_matrix(sub > 0), directed=True, connection="strong")
+    if n_comp < 2:
+        return np.zeros(len(sub), dtype=bool), np.zeros(len(sub), dtype=bool)
+    member = np.eye(n_comp)[label]  # items x components
+    between = member.T @ sub @ member  # wins of component a over component b
+    np.fill_diagonal(between, 0)
+    out_wins, out_losses = between.sum(axis=1), between.sum(axis=0)
+    bottom, top = (out_wins == 0) & (out_losses > 0), (out_losses == 0) & (out_wins > 0)
+    return compared & bottom[label], compared & top[label]
 
 
 def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
@@ -389,7 +444,9 @@ def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
         never_win = compared & (wins == 0)
         never_lose = compared & (losses == 0) & ~never_win
         if not never_win.any() and not never_lose.any():
-            break
+            never_win, never_lose = _dominated_groups(sub, compared)
+            if not never_win.any() and not never_lose.any():
+                break
         for k in idx[never_win]:
             out[items[k]] = -math.inf
         for k in idx[never_lose]:
@@ -409,3 +466,130 @@ def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
         for k in idx[~compared]:  # an item in no comparison at all has no estimate
             out[items[k]] = NAN
     return {item: out[item] for item in items}
+
+
+# ----------------------------------------------------------------------------- Bradley–Terry bootstrap
+
+
+def bootstrap_indexes(n: int, resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """The resamples of :func:`bradley_terry_bootstrap`: ``resamples`` x ``n`` indexes drawn with replacement
+    from ``range(n)`` by NumPy's PCG64 seeded with ``seed`` (the same seed gives the same resamples)."""
+    if n < 0 or resamples < 1:
+        raise ValueError(f"need n >= 0 and resamples >= 1, got n={n}, resamples={resamples}")
+    dtype = np.int32 if n < 2**31 else np.int64  # half the memory and about twice as fast to draw
+    return np.random.default_rng(seed).integers(0, max(n, 1), size=(resamples, n), dtype=dtype)
+
+
+def _fit_bt_batch(w: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.ndarray:
+    """:func:`_fit_bt` on a stack of win matrices at once (``w``: resamples x k x k, every item winning and
+    losing something in every matrix): the same minorise–maximise steps, vectorised over the resamples, each
+    resample stopping when its own step is below ``tol``. Returns centred log-strengths, resamples x k."""
+    n_ij = w + np.transpose(w, (0, 2, 1))
+    wins = w.sum(axis=2)
+    p = np.ones(wins.shape)
+    active = np.arange(len(w))
+    for _ in range(max_iter):
+        if not len(active):
+            break
+        pa = p[active]
+        denom = (n_ij[active] / (pa[:, :, None] + pa[:, None, :])).sum(axis=2)
+        new = wins[active] / denom
+        new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
+        done = np.max(np.abs(np.log(new) - np.log(pa)), axis=1) < tol
+        p[active] = new  # a converged resample keeps this step (as _fit_bt returns it) and leaves the loop
+        active = active[~done]
+    logs = np.log(p)
+    return logs - logs.mean(axis=1, keepdims=True)
+
+
+def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, loser: Any, weight: Any = None, *,
+                            resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Percentile bootstrap intervals of the Bradley–Terry log-strengths, resampling *evaluators*.
+
+    The comparisons are given as columns of codes: ``evaluator`` (0..E-1),
+    ``winner`` and ``loser`` (indexes into ``items``) and ``weight`` (1 per win;
+    a tie is two rows of 0.5, one each way, as :func:`win_matrix` counts it).
+    Judgments of one evaluator are not independent, so a resample draws E
+    evaluators with replacement (:func:`bootstrap_indexes`) and takes all their
+    judgments; each resample's win matrix is the resample counts times the
+    per-evaluator win matrices (one matrix product over all resamples), and
+    the resamples are fitted together (:func:`_fit_bt_batch`).
+
+    Each resample is fitted by the same rule as :func:`bradley_terry_matrix`: a
+    source that never wins in it gets ``-inf``, one that never loses ``+inf``
+    (those resamples are fitted one by one). The infinities are kept as the
+    most extreme values, so when more than (1 - confidence) / 2 of the
+    resamples give ``-inf``, the lower bound is ``-inf``: the data cannot rule
+    out that the source (almost) never wins. A resample in which a source was
+    not compared at all (none of its evaluators drawn) is left out of that
+    source's interval. The bounds are order statistics (``lower`` /
+    ``higher`` quantiles, no interpolation between an infinity and a number).
+
+    Returns a frame ``source, low, high`` in the order of ``items``.
+    """
+    _check_confidence(confidence)
+    k = len(items)
+    evaluator, winner, loser = (np.asarray(c, dtype=np.int64) for c in (evaluator, winner, loser))
+    weight = np.ones(len(evaluator)) if weight is None else np.asarray(weight, dtype=float)
+    if not len(evaluator) == len(winner) == len(loser) == len(weight):
+        raise ValueError("evaluator, winner, loser and weight must have the same length")
+    if len(winner) and (min(winner.min(), loser.min()) < 0 or max(winner.max(), loser.max()) >= k):
+        raise ValueError(f"winner and loser must be item indexes in 0..{k - 1}")
+    if len(evaluator) and evaluator.min() < 0:
+        raise ValueError("evaluator codes must be >= 0")
+    out = pd.DataFrame({"source": list(items), "low": NAN, "high": NAN})
+    if not len(evaluator) or k == 0:
+        return out
+    n_eval = int(evaluator.max()) + 1
+    # per-evaluator win matrices, only over the (winner, loser) cells that occur: E x U
+    cell = winner * k + loser
+    used, cell_code = np.unique(cell, return_inverse=True)
+    per_eval = np.bincount(evaluator * len(used) + cell_code, weights=weight,
+                           minlength=n_eval * len(used)).reshape(n_eval, len(used))
+    idx = bootstrap_indexes(n_eval, resamples, seed)
+    # float32 products and sums are exact while every partial sum is a multiple of 1/2 below 2**23 (wins are
+    # whole, ties halves): then the faster single-precision product gives exactly the double-precision result
+    halves = np.all(per_eval * 2 == np.round(per_eval * 2))
+    exact = np.float32 if halves and n_eval * float(per_eval.max(initial=0)) < 2**22 else np.float64
+    per_eval_exact = per_eval.astype(exact)
+    strengths = np.empty((resamples, k))
+    # resample counts in chunks of ~2M cells (16 MB): faster than one large array here, and memory stays small
+    chunk = max(1, min(resamples, 2_000_000 // max(n_eval, 1)))
+    for start in range(0, resamples, chunk):
+        rows = idx[start:start + chunk]
+        flat = (np.arange(len(rows), dtype=np.int64)[:, None] * n_eval + rows).ravel()  # evaluator draws per row
+        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(exact)
+        w = np.zeros((len(rows), k * k))
+        w[:, used] = counts @ per_eval_exact
+        strengths[start:start + len(rows)] = _bootstrap_fits(list(items), w.reshape(len(rows), k, k))
+    low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
+    for j in range(k):
+        values = strengths[:, j][~np.isnan(strengths[:, j])]
+        if len(values):
+            out.loc[j, "low"] = float(np.quantile(values, low_q, method="lower"))
+            out.loc[j, "high"] = float(np.quantile(values, high_q, method="higher"))
+    return out
+
+
+def _strongly_connected(beat: np.ndarray) -> np.ndarray:
+    """Per matrix of a stack (resamples x k x k, ``beat[b, i, j]``: i beat j): can every item reach every
+    other through wins? Transitive closure by repeated squaring, all resamples at once."""
+    k = beat.shape[1]
+    reach = (beat | np.eye(k, dtype=bool)).astype(np.float32)
+    for _ in range(max(1, math.ceil(math.log2(max(k, 2))))):
+        reach = (reach @ reach > 0).astype(np.float32)
+    return reach.reshape(len(beat), -1).all(axis=1)
+
+
+def _bootstrap_fits(items: list[str], w: np.ndarray) -> np.ndarray:
+    """Log-strengths of a stack of win matrices: resamples whose wins connect every item with every other
+    (the fit exists and is finite) are fitted together; the others one by one with
+    :func:`bradley_terry_matrix` (infinities for sources that never win or lose, NaN when not compared)."""
+    regular = _strongly_connected(w > 0)
+    out = np.empty(w.shape[:2])
+    if regular.any():
+        out[regular] = _fit_bt_batch(w[regular])
+    for b in np.flatnonzero(~regular):
+        fitted = bradley_terry_matrix(items, w[b])
+        out[b] = [fitted[item] for item in items]
+    return out

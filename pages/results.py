@@ -25,7 +25,20 @@ import ui
 from evalkit import charts
 from evalkit.analysis import Frames, Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
 from evalkit.display import TIME_FORMAT, Zone, format_clock, readable, resolve_zone, to_local
-from evalkit.export import fmt_ci, fmt_num, fmt_p, fmt_pct, latex_table, results_csv
+from evalkit.export import (
+    alpha_notes,
+    bt_note,
+    bt_table,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    latex_table,
+    mos_note,
+    mos_table,
+    ratings_text,
+    results_csv,
+)
 from evalkit.storage import Store, StoreError
 
 st.set_page_config(page_title="Results", layout="wide")
@@ -200,11 +213,13 @@ options = Options(
 
 
 def show_overview(report: Report, specs: dict[str, dict]) -> None:
-    m = st.columns(4)
+    m = st.columns(5)
     m[0].metric("Evaluators counted", report.n_sessions)
     m[1].metric("Completed", report.n_completed)
     m[2].metric("Answers", report.n_answers)
-    m[3].metric("Rated items", report.n_ratings)
+    m[3].metric("Item ratings", report.n_ratings, help="Ratings of an item by one evaluator; an item rated by "
+                "two evaluators counts twice.")
+    m[4].metric("Items rated", report.n_rated_items, help="Distinct items rated by at least one evaluator.")
     for t in report.triplets:
         st.subheader(f"{t.title} · which one is {t.target}?")
         left = right = st.container()  # stacked: a table beside a chart hid its last columns
@@ -220,6 +235,8 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
                            f"{fmt_ci(a['low'], a['high'])}, p {fmt_p(a['p_value'])}")
         right.markdown(f"**Fleiss' kappa** over {t.kappa_basis}: {fmt_num(t.kappa, 3)} "
                        f"({t.kappa_subjects} subjects, {t.kappa_raters} raters)")
+        if t.kappa_note:
+            right.caption(t.kappa_note)
         if t.unmatched:
             right.caption(f"{t.unmatched} answers came from questions that could not be length-matched.")
         with st.expander("Per domain"):
@@ -242,9 +259,12 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
             s = p.slider
             right.markdown("**Slider** (positive = the favoured source better)")
             table(right, s.assign(mean=s["mean"].map(lambda v: fmt_num(v, 1)),
-                                  **{"95% CI": [fmt_ci(a, b, pct=False) for a, b in zip(s["low"], s["high"],
-                                                                                        strict=True)]})[
+                                  **{"95% CI": [fmt_ci(a, b, pct=False) + (" †" if cut else "")
+                                                for a, b, cut in zip(s["low"], s["high"], s["clipped"],
+                                                                     strict=True)]})[
                 ["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]])
+            if s["clipped"].any():
+                right.caption("† t interval clipped to the slider's range, -100..100.")
         def count(v: object) -> str:
             return "–" if v is None or v != v else f"{int(v):,}"  # v != v: NaN
 
@@ -259,29 +279,29 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
             st.caption("No pairwise comparison yet.")
         else:
             chart(st, specs, "bradley_terry", width="stretch")
-            table(st, bt.assign(log_strength=bt["log_strength"].map(lambda v: fmt_num(v, 3))))
+            table(st, bt_table(bt))
+            st.caption(bt_note(report))
 
 
 def show_ratings(report: Report, specs: dict[str, dict]) -> None:
     if not report.ratings:
         st.info("This study has no rating block.")
     for r in report.ratings:
-        st.subheader(f"{r.title} · {r.n_items_rated} rated items")
-        mos = r.mos
-        shown = mos.assign(mean=mos["mean"].map(fmt_num), sd=mos["sd"].map(fmt_num),
-                           weighted_mean=mos["weighted_mean"].map(fmt_num),
-                           **{"95% CI": [fmt_ci(a, b, pct=False, digits=2)
-                                         for a, b in zip(mos["low"], mos["high"], strict=True)]})
+        st.subheader(f"{r.title} · {ratings_text(r.n_item_ratings, r.n_items)}")
+        shown = mos_table(r.mos)
         cols = ["label", "mean", "95% CI", "sd", "n", "weighted_mean"]
         if report.options.familiarity_weighted:
             cols = ["label", "weighted_mean", "mean", "95% CI", "sd", "n"]
         table(st, shown[cols])
+        st.caption(mos_note(r.mos))
         if not r.distribution.empty:
             chart(st, specs, f"rating:{r.task}")
         agree = r.agreement
         st.markdown("**Krippendorff's alpha** (ordinal) over items with two or more raters")
         table(st, agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
             ["label", "alpha", "items", "raters"]])
+        if (agree["note"] != "").any():
+            st.caption(alpha_notes(agree))
 
 
 def set_status(session_id: str, status: str) -> None:
@@ -354,7 +374,10 @@ def show_exports(view: View) -> None:
     c3.download_button("Main results (CSV)", exported("results.csv", lambda: view.results_csv),
                        file_name="results.csv", mime="text/csv", on_click="ignore", key="dl_results")
     st.caption("The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
-               "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt).")
+               "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt). "
+               "The ratings CSV has one row per metric score; comments are in the itemComment and metricComment "
+               "columns. In every CSV, text that a spreadsheet would run as a formula (starting with =, +, -, @, "
+               "tab or carriage return) gets a leading ', and control characters are removed.")
     latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
     st.code(latex, language="latex")

@@ -162,7 +162,9 @@ def test_rating_results_by_hand() -> None:
     res = rating_results(rating_frame(), RATING)
     mos = res.mos.set_index("metric").loc["q"]
     m = stats.mean_ci([4, 2, 5, 4, 3])
-    assert (mos["mean"], mos["low"], mos["high"], mos["n"]) == pytest.approx((m.mean, m.low, m.high, 5))
+    assert m.high > 5  # the plain t interval runs past the 1-5 scale; the analysis clips it
+    assert (mos["mean"], mos["low"], mos["high"], mos["n"]) == pytest.approx((m.mean, m.low, 5.0, 5))
+    assert bool(mos["clipped"]) and mos["scale"] == 5
     assert mos["label"] == "Quality"
     # familiarity-weighted: (5*4 + 1*2 + 3*5 + 2*4 + 4*3) / (5+1+3+2+4) = 57/15
     assert mos["weighted_mean"] == pytest.approx(57 / 15)
@@ -172,7 +174,7 @@ def test_rating_results_by_hand() -> None:
     # items with >= 2 raters: i1 (e1 4, e2 5, e3 4) and i2 (e1 2, e3 3)
     expected = stats.krippendorff_alpha([[4, 2], [5, None], [4, 3]], "ordinal")
     assert agree["alpha"] == pytest.approx(expected) and agree["items"] == 2 and agree["raters"] == 3
-    assert res.n_items_rated == 5
+    assert res.n_item_ratings == 5 and res.n_items == 2  # 5 ratings of 2 items
 
 
 def test_quality_signals_by_hand() -> None:
@@ -263,8 +265,9 @@ def test_evaluations_and_ratings_csv_have_the_cera_columns() -> None:
     assert {"kind", "slot", "sources", "itemIds", "matched", "sessionStatus", "studyVersion"} <= set(ev.columns)
     assert len(ev) == len(frames.evaluations) and ev.loc[0, "evaluatorName"] == "E1"
     rt = pd.read_csv(io.StringIO(ratings_csv(frames)))
-    assert {"evaluatorName", "sessionId", "itemId", "metric", "score", "comment"} <= set(rt.columns)
-    assert len(rt) == len(frames.ratings)
+    assert {"evaluatorName", "sessionId", "itemId", "metric", "score", "itemComment", "metricComment"} <= set(
+        rt.columns)
+    assert len(rt) == (frames.ratings["metric"] != "comment").sum()
 
 
 # ----------------------------------------------------------------------------- end to end
@@ -446,3 +449,164 @@ def test_csv_export_needs_every_column(filled_db: Path) -> None:
         evaluations_csv(load_frames(store))
     assert evaluations_csv(load_frames(store, full=True)).startswith("evaluatorName,sessionId")
     store.close()
+
+
+# ----------------------------------------------------------------------------- issue #10: results and exports
+
+
+def test_rated_items_count_what_the_label_says() -> None:
+    """Five ratings of two papers are "5 ratings of 2 items", not "5 rated items"."""
+    report = analyse(frames_for_report())
+    assert (report.n_ratings, report.n_rated_items) == (5, 2)
+    assert (report.ratings[0].n_item_ratings, report.ratings[0].n_items) == (5, 2)
+    md = markdown_report(report)
+    assert "5 ratings of 2 items" in md and "rated items" not in md
+    assert "(`n`, rating): 5 ratings of 2 items" in md
+
+
+def test_krippendorff_alpha_says_why_it_is_undefined() -> None:
+    frame = rating_frame()
+    single = frame[frame["session_id"] == "e1"]  # every item rated by one evaluator only
+    agree = rating_results(single, RATING).agreement.iloc[0]
+    assert math.isnan(agree["alpha"]) and agree["note"] == "needs items rated by two or more evaluators"
+    same = frame.assign(score=frame["score"].where(frame["metric"] != "q", 4))  # no variation at all
+    assert "no variation" in rating_results(same, RATING).agreement.iloc[0]["note"]
+    assert rating_results(frame.iloc[:0], RATING).agreement.iloc[0]["note"] == "no scores yet"
+    assert rating_results(frame, RATING).agreement.iloc[0]["note"] == ""  # defined: no note
+    frames = frames_for_report()
+    frames.ratings = single
+    md = markdown_report(analyse(frames))
+    assert "| Quality | – (needs items rated by two or more evaluators) | 0 | 0 |" in md
+
+
+def test_the_comment_row_is_never_a_metric() -> None:
+    """The store keeps the general comment as a row with metric "comment"; even with a score (as an older
+    writer or a hand edit could leave it) and with no metric list to go by, it is not a metric."""
+    frame = rating_frame()
+    frame.loc[frame["metric"] == "comment", "score"] = 1.0
+    res = rating_results(frame, {"id": "n", "kind": "rating", "title": "Rate"})  # metrics only from the data
+    assert list(res.mos["metric"]) == ["q"] and set(res.distribution["metric"]) == {"q"}
+    assert res.mos.iloc[0]["n"] == 5 and res.n_item_ratings == 5
+
+
+def test_fleiss_kappa_says_what_it_measures_under_per_evaluator_selection() -> None:
+    per = triplet_results(triplet_rows(), TRIPLET)
+    assert "different texts" in per.kappa_note and "shared" in per.kappa_note
+    assert triplet_results(triplet_rows(), {**TRIPLET, "selection": "shared"}).kappa_note == ""
+    md = markdown_report(analyse(frames_for_report()))
+    assert per.kappa_note in md
+
+
+def test_headings_do_not_double_punctuation() -> None:
+    frames = frames_for_report()
+    frames.studies["v"]["tasks"][1] = {**PAIRS, "title": "Which sounds more natural?"}
+    frames.studies["v"]["tasks"][0] = {**TRIPLET, "title": "Spot it:"}
+    report = analyse(frames)
+    sections = set(main_results(report)["section"])
+    assert "Which sounds more natural? Win rate (vs 50%)" in sections
+    assert "Spot it: picked as r (chance 33.3%)" in sections
+    for text in (results_csv(report), latex_table(report)):
+        assert "?:" not in text and "::" not in text and "Which sounds more natural? Win rate" in text
+
+
+def test_results_csv_writes_counts_as_integers() -> None:
+    text = results_csv(analyse(frames_for_report()))
+    back = pd.read_csv(io.StringIO(text))
+    assert back["n"].dropna().map(float.is_integer).all()
+    for line in text.splitlines()[1:]:
+        row = next(__import__("csv").reader([line]))
+        n = row[list(back.columns).index("n")]
+        assert n == "" or n.isdigit(), line  # "6", never "6.0"
+    assert back[back["section"].str.startswith("Bradley")]["n"].isna().all()
+
+
+def test_ratings_csv_puts_comments_in_columns_and_scores_as_integers() -> None:
+    frames = frames_for_report()
+    frames.ratings.loc[frames.ratings["metric"] == "q", "comment"] = "on q"
+    text = ratings_csv(frames)
+    rt = pd.read_csv(io.StringIO(text), keep_default_na=False)
+    assert "comment" not in set(rt["metric"]) and (rt["score"] != "").all()
+    assert list(rt.columns) == ["evaluatorName", "sessionId", "task", "questionIndex", "itemId", "metric", "score",
+                                "metricComment", "itemComment", "timeSpentMs", "createdAt", "externalId",
+                                "sessionStatus"]
+    assert (rt["itemComment"] == "text").all()  # every rated item of rating_frame has the general comment "text"
+    assert set(rt.loc[rt["metric"] == "q", "metricComment"]) == {"on q"}
+    assert rt["score"].dtype.kind == "i" and len(rt) == 10
+    assert ",4.0," not in text and ",9000.0," not in text
+    ev = evaluations_csv(frames)
+    assert ",5000.0," not in ev and pd.read_csv(io.StringIO(ev))["timeSpentMs"].dtype.kind == "i"
+
+
+def test_every_csv_neutralises_formulas_and_control_characters() -> None:
+    frames = frames_for_report()
+    evil_name, evil_id = '=HYPERLINK("http://x","click")', "@SUM(1+1)"
+    frames.sessions.loc[frames.sessions["session_id"] == "e1", ["evaluator_name", "external_id"]] = [
+        evil_name + "\x1b[2J\x00", evil_id]
+    frames.ratings.loc[frames.ratings["metric"] == "comment", "comment"] = "+cmd|' /C calc'!A0\u202e"
+    frames.studies["v"]["tasks"][2] = {**RATING, "metrics": [{"id": "q", "label": "-Quality", "scale": 5}]}
+    frames.evaluations.loc[frames.evaluations["session_id"] == "e1", "response"] = "-40"  # a slider value
+    ev = pd.read_csv(io.StringIO(evaluations_csv(frames)), keep_default_na=False)
+    mine = ev[ev["sessionId"] == "e1"]
+    assert set(mine["evaluatorName"]) == {"'" + evil_name + "[2J"}  # ESC and NUL removed, the formula defused
+    assert set(mine["externalId"]) == {"'" + evil_id}
+    assert set(mine["response"].astype(str)) == {"-40"}  # a plain number stays a number, unprefixed
+    rt_text = ratings_csv(frames)
+    rt = pd.read_csv(io.StringIO(rt_text), keep_default_na=False)
+    assert set(rt["itemComment"]) == {"'+cmd|' /C calc'!A0"}
+    res = results_csv(analyse(frames))
+    assert "'-Quality" in res and ",-Quality" not in res
+    for text in (evaluations_csv(frames), rt_text, res):
+        assert not any(ch in text for ch in "\x1b\x00\u202e")
+        for line in text.splitlines():
+            for cell in next(__import__("csv").reader([line])):
+                try:
+                    float(cell)  # numbers (-40, -0.33, -inf) are left as they are
+                except ValueError:
+                    assert not cell.startswith(("=", "@", "+", "-", "\t")), cell
+
+
+def test_bradley_terry_intervals_in_the_report_csv_latex_and_markdown() -> None:
+    report = analyse(frames_for_report())
+    bt = report.bradley_terry_all.set_index("source")
+    assert {"low", "high"} <= set(bt.columns)
+    for source, row in bt.iterrows():
+        assert row["low"] <= row["log_strength"] <= row["high"], source
+    assert bt.loc["z", "low"] == -math.inf  # z never wins: in every resample that compares it
+    again = analyse(frames_for_report())  # seeded: the same data give the same intervals
+    pd.testing.assert_frame_equal(again.bradley_terry_all, report.bradley_terry_all)
+    table = main_results(report)
+    rows = table[table["section"] == "Bradley–Terry log-strength (all pairs)"].set_index("label")
+    assert rows.loc["x", "low"] == bt.loc["x", "low"] and rows.loc["x", "interval"].startswith("bootstrap")
+    latex = latex_table(report)
+    assert "bootstrap" in latex and "z &  &  & $-\\infty$ & [$-\\infty$, $-\\infty$] &" in latex
+    assert "percentile bootstrap" in markdown_report(report)
+
+
+def test_rating_intervals_are_clipped_to_the_scale_everywhere() -> None:
+    report = analyse(frames_for_report())
+    mos = report.ratings[0].mos.iloc[0]
+    assert mos["high"] == 5 and bool(mos["clipped"])
+    table = main_results(report)
+    row = table[table["label"] == "Quality"].iloc[0]
+    assert row["high"] == 5 and row["interval"] == "Student t, clipped to 1–5"
+    assert "clipped to the rating scale" in latex_table(report) and "$^\\dagger$" in latex_table(report)
+    md = markdown_report(report)
+    assert "5.00] †" in md and "clipped to the rating scale (1–5)" in md
+    slider = pairwise_results(pd.DataFrame([
+        ev_row(i, f"e{i}", "p", 0, "95", None, 0, left="x", right="y", kind="pairwise",
+               detail=json.dumps({"button": "accept", "outcome": "right"})) for i in range(1, 4)]
+        + [ev_row(9, "e9", "p", 0, "100", None, 0, left="x", right="y", kind="pairwise",
+                  detail=json.dumps({"button": "accept", "outcome": "right"}))], columns=EVALUATION_COLUMNS),
+        {**PAIRS, "response": "slider"}).slider.iloc[0]
+    assert slider["low"] >= -100 and slider["high"] <= 100 and bool(slider["clipped"])
+
+
+def test_alpha_notes_name_the_metrics() -> None:
+    from evalkit.export import alpha_notes
+
+    agree = pd.DataFrame({"label": ["A", "B", "C"], "note": ["needs x", "needs x", ""]})
+    assert alpha_notes(agree) == "Alpha is undefined for A and B: needs x."
+    assert alpha_notes(agree.assign(note="needs x")) == "Alpha is undefined for every metric: needs x."
+    assert alpha_notes(agree.assign(note="")) == ""
+    three = pd.DataFrame({"label": ["A", "B", "C", "D"], "note": ["n", "n", "n", ""]})
+    assert alpha_notes(three) == "Alpha is undefined for A, B and C: n."

@@ -59,7 +59,8 @@ def _rating_result() -> RatingResult:
     dist = pd.DataFrame([{"metric": m, "label": lab, "score": v, "count": v % 3} for m, lab in
                          (("z", "Zeta"), ("a", "Alpha")) for v in range(1, 6)])
     empty = pd.DataFrame()
-    return RatingResult(task="n", title="Rate", mos=empty, distribution=dist, agreement=empty, n_items_rated=3)
+    return RatingResult(task="n", title="Rate", mos=empty, distribution=dist, agreement=empty, n_item_ratings=3,
+                        n_items=3)
 
 
 def test_rating_distributions_follow_the_rubric_with_horizontal_labels() -> None:

@@ -131,3 +131,64 @@ def test_report_reads_a_read_only_database_and_refuses_a_broken_one(tmp_path: Pa
     junk.write_bytes(b"junk")
     out = run("report", "--db", str(junk))
     assert out.returncode == 1 and "not an SQLite database" in out.stderr and "Traceback" not in out.stderr
+
+
+def _evil_db(tmp_path: Path) -> Path:
+    """A database whose evaluator name, external id and comment are spreadsheet formulas with control
+    characters (ESC sequences, NUL, an RTL override)."""
+    import random
+
+    from evalkit.config import study_summary
+    from evalkit.storage import Store
+    from evalkit.survey import record_choice, record_item_rating
+
+    loaded = open_study(ROOT / "config.toml")
+    store = Store(tmp_path / "evil.sqlite")
+    store.register_study(loaded.version, study_summary(loaded.study))
+    rng = random.Random(1)
+    task = loaded.study.task("novelty")
+    for name, ext in (('=HYPERLINK("http://x","click")\x1b]0;pwned\x07\x1b[2J', "@SUM(1+1)"),
+                      ("Ann\u202eevil\x00", "-2+3")):
+        session = store.create_session(study_version=loaded.version, evaluator_name=name, external_id=ext)
+        for q in plan(loaded.study, loaded.pools, session.seed):
+            record_choice(store, session, q, rng.choice(q.labels), 1000)
+        scores = {m.id: rng.randint(1, 5) for m in [task.familiarity, *task.metrics]}
+        record_item_rating(store, session, task, 0, loaded.items["novelty"][0].id, scores,
+                           "+cmd|' /C calc'!A0 \x1b[31mred", 4000, loaded.items["novelty"])
+    store.close()
+    return tmp_path / "evil.sqlite"
+
+
+def test_export_to_stdout_neutralises_formulas_and_control_characters(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    db = _evil_db(tmp_path)
+    for what in ("evaluations", "ratings"):
+        out = run("export", what, "--db", str(db), "-o", "-")
+        assert out.returncode == 0, out.stderr
+        assert not any(ch in out.stdout for ch in "\x1b\x07\x00\u202e"), what  # nothing reaches the terminal
+        rows = list(csv.DictReader(io.StringIO(out.stdout)))
+        names = {r["evaluatorName"] for r in rows}
+        assert names == {"'=HYPERLINK(\"http://x\",\"click\")]0;pwned[2J", "Annevil"}, names
+        assert {r["externalId"] for r in rows} == {"'@SUM(1+1)", "'-2+3"}
+        for r in rows:
+            for cell in r.values():
+                if cell and cell[0] in "=+-@\t\r":
+                    float(cell)  # only numbers may start like a formula
+    ratings = list(csv.DictReader(io.StringIO(run("export", "ratings", "--db", str(db)).stdout)))
+    assert {r["itemComment"] for r in ratings} == {"'+cmd|' /C calc'!A0 [31mred"}
+    assert all(r["score"].isdigit() for r in ratings) and "comment" not in {r["metric"] for r in ratings}
+    written = tmp_path / "ev.csv"
+    assert run("export", "evaluations", "--db", str(db), "-o", str(written)).returncode == 0
+    assert written.read_text(encoding="utf-8") == run("export", "evaluations", "--db", str(db)).stdout
+
+
+def test_report_to_stdout_has_no_control_characters(tmp_path: Path) -> None:
+    db = _evil_db(tmp_path)
+    for fmt in ("markdown", "latex", "csv"):
+        out = run("report", "--db", str(db), "--format", fmt)
+        assert out.returncode == 0, out.stderr
+        assert not any(ch in out.stdout for ch in "\x1b\x07\x00\u202e"), fmt
+    md = run("report", "--db", str(db)).stdout
+    assert "2 ratings of 1 item" in md and "needs items rated by two or more evaluators" not in md

@@ -10,7 +10,10 @@ import pytest
 
 from evalkit.stats import (
     binomial_test,
+    bootstrap_indexes,
     bradley_terry,
+    bradley_terry_bootstrap,
+    bradley_terry_matrix,
     cohen_kappa,
     cohens_h,
     fleiss_kappa,
@@ -328,3 +331,176 @@ def test_bradley_terry_accepts_columns() -> None:
     assert bradley_terry(pd.DataFrame({"x": a, "y": b, "z": o})) == pytest.approx(expected)
     with pytest.raises(ValueError):
         bradley_terry((a, b[:-1], o))
+
+
+# ----------------------------------------------------------------------------- bounded t intervals
+
+
+def test_mean_ci_is_clipped_to_the_scale_and_says_so() -> None:
+    """Issue #10: [3.58, 5.42] on a 1-5 scale. With bounds the interval stops at 5 and is flagged."""
+    plain = mean_ci([4, 5, 5, 4])
+    assert plain.high > 5  # the textbook t interval runs past the scale
+    m = mean_ci([4, 5, 5, 4], bounds=(1, 5))
+    assert (m.mean, m.low, m.sd, m.n) == pytest.approx((plain.mean, plain.low, plain.sd, 4))
+    assert m.high == 5 and m.clipped
+    inside = mean_ci([2, 3, 4, 3, 2, 4], bounds=(1, 5))  # an interval within the scale is the t interval
+    assert (inside.low, inside.high) == (mean_ci([2, 3, 4, 3, 2, 4]).low, mean_ci([2, 3, 4, 3, 2, 4]).high)
+    assert not inside.clipped
+    low = mean_ci([1, 1, 2, 1], bounds=(1, 5))
+    assert low.low == 1 and low.clipped
+    assert not mean_ci([5], bounds=(1, 5)).clipped and mean_ci([], bounds=(1, 5)).n == 0
+
+
+def test_mean_ci_bounds_are_checked() -> None:
+    with pytest.raises(ValueError, match="bounds"):
+        mean_ci([1, 2], bounds=(5, 1))
+    with pytest.raises(ValueError, match="outside the bounds"):
+        mean_ci([1, 7], bounds=(1, 5))
+
+
+# ----------------------------------------------------------------------------- Bradley–Terry bootstrap
+
+
+def _comparisons(n_evaluators: int, per_evaluator: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Judgments of 4 sources with true log-strengths 0.6, 0.2, -0.2, -0.6 by n evaluators, each with a
+    personal bias (so evaluators, not judgments, are the independent units)."""
+    rng = np.random.default_rng(seed)
+    true = np.array([0.6, 0.2, -0.2, -0.6])
+    ev = np.repeat(np.arange(n_evaluators), per_evaluator)
+    a = rng.integers(0, 4, len(ev))
+    b = (a + rng.integers(1, 4, len(ev))) % 4
+    bias = rng.normal(0, 0.3, (n_evaluators, 4))[ev]
+    diff = (true[a] + bias[np.arange(len(ev)), a]) - (true[b] + bias[np.arange(len(ev)), b])
+    a_wins = rng.random(len(ev)) < 1 / (1 + np.exp(-diff))
+    return ev, np.where(a_wins, a, b), np.where(a_wins, b, a)
+
+
+ITEMS4 = ["s0", "s1", "s2", "s3"]
+
+
+def _reference_bootstrap(items, ev, winner, loser, weight, idx, confidence=0.95):
+    """The slow way: per resample, gather the drawn evaluators' judgments and fit bradley_terry_matrix."""
+    k = len(items)
+    fits = []
+    for draw in idx:
+        w = np.zeros((k, k))
+        for e in draw:  # an evaluator drawn twice counts twice
+            mine = ev == e
+            np.add.at(w, (winner[mine], loser[mine]), weight[mine])
+        fit = bradley_terry_matrix(items, w)
+        fits.append([fit[i] for i in items])
+    fits = np.array(fits)
+    out = []
+    for j in range(k):
+        v = fits[:, j][~np.isnan(fits[:, j])]
+        out.append((np.quantile(v, (1 - confidence) / 2, method="lower"),
+                    np.quantile(v, (1 + confidence) / 2, method="higher")))
+    return out
+
+
+def test_bt_bootstrap_equals_a_loop_over_the_same_resamples() -> None:
+    ev, winner, loser = _comparisons(12, 15, seed=3)
+    weight = np.ones(len(ev))
+    got = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, weight, resamples=200, seed=11)
+    expected = _reference_bootstrap(ITEMS4, ev, winner, loser, weight, bootstrap_indexes(12, 200, 11))
+    assert list(got["source"]) == ITEMS4
+    for (low, high), row in zip(expected, got.itertuples(), strict=True):
+        assert row.low == pytest.approx(low, rel=1e-9, abs=1e-12)
+        assert row.high == pytest.approx(high, rel=1e-9, abs=1e-12)
+
+
+def test_bt_bootstrap_with_never_winning_resamples_equals_the_loop() -> None:
+    """Few evaluators and a weak source: many resamples in which s3 never wins (-inf) or a source is not
+    compared at all (NaN, left out): fitted one by one, still the same as the loop."""
+    ev = np.array([0, 0, 1, 1, 2, 2, 3])
+    winner = np.array([0, 1, 0, 2, 1, 3, 0])
+    loser = np.array([1, 2, 3, 3, 0, 2, 2])
+    weight = np.array([1, 1, 1, 0.5, 1, 1, 1.0])
+    got = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, weight, resamples=300, seed=2)
+    expected = _reference_bootstrap(ITEMS4, ev, winner, loser, weight, bootstrap_indexes(4, 300, 2))
+    for (low, high), row in zip(expected, got.itertuples(), strict=True):
+        assert row.low == pytest.approx(low, rel=1e-9) and row.high == pytest.approx(high, rel=1e-9)
+    assert math.isinf(got.set_index("source").loc["s3", "low"])  # s3 often never wins in a resample
+
+
+def test_bt_bootstrap_contains_the_estimate_and_shrinks_with_more_evaluators() -> None:
+    widths = []
+    for n in (15, 150):
+        ev, winner, loser = _comparisons(n, 20, seed=5)
+        w = np.zeros((4, 4))
+        np.add.at(w, (winner, loser), 1)
+        point = bradley_terry_matrix(ITEMS4, w)
+        ci = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, seed=1).set_index("source")
+        for item in ITEMS4:
+            assert ci.loc[item, "low"] <= point[item] <= ci.loc[item, "high"], (n, item)
+        widths.append((ci["high"] - ci["low"]).to_numpy())
+    assert (widths[1] < widths[0]).all()
+    assert (widths[1] < 0.6 * widths[0]).mean() >= 0.75  # ~ 1/sqrt(10) in theory
+
+
+def test_bt_bootstrap_resamples_evaluators_not_judgments() -> None:
+    """Evaluators who disagree among themselves (a third of them prefer the weaker sources throughout):
+    resampling evaluators gives wider intervals than treating every judgment as independent."""
+    ev, winner, loser = _comparisons(12, 60, seed=9)
+    flip = (ev % 3 == 0)
+    winner, loser = np.where(flip, loser, winner), np.where(flip, winner, loser)
+    by_evaluator = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, seed=4)
+    by_judgment = bradley_terry_bootstrap(ITEMS4, np.arange(len(ev)), winner, loser, seed=4)
+    ratio = (by_evaluator["high"] - by_evaluator["low"]) / (by_judgment["high"] - by_judgment["low"])
+    assert ratio.mean() > 1.5, ratio
+
+
+def test_bt_bootstrap_is_seeded_and_checks_its_input() -> None:
+    ev, winner, loser = _comparisons(20, 10, seed=1)
+    a = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, seed=7)
+    assert a.equals(bradley_terry_bootstrap(ITEMS4, ev, winner, loser, seed=7))
+    assert not a.equals(bradley_terry_bootstrap(ITEMS4, ev, winner, loser, seed=8))
+    assert bootstrap_indexes(5, 3, 1).shape == (3, 5)
+    empty = bradley_terry_bootstrap(ITEMS4, [], [], [])
+    assert list(empty["source"]) == ITEMS4 and empty["low"].isna().all()
+    with pytest.raises(ValueError, match="same length"):
+        bradley_terry_bootstrap(ITEMS4, [0, 1], [0], [1])
+    with pytest.raises(ValueError, match="item indexes"):
+        bradley_terry_bootstrap(ITEMS4, [0], [0], [4])
+    with pytest.raises(ValueError, match="confidence"):
+        bradley_terry_bootstrap(ITEMS4, [0], [0], [1], confidence=1.5)
+    with pytest.raises(ValueError, match="resamples"):
+        bootstrap_indexes(3, 0)
+
+
+def test_bt_bootstrap_source_that_never_wins_gets_minus_infinity() -> None:
+    ev = np.arange(36) % 6
+    rng = np.random.default_rng(0)
+    first = rng.random(36) < 0.5
+    winner = np.where(np.arange(36) % 2 == 0, np.where(first, 0, 1), np.where(first, 0, 1))
+    loser = np.where(np.arange(36) % 2 == 0, np.where(first, 1, 0), 2)  # s2 loses every comparison it is in
+    ci = bradley_terry_bootstrap(ITEMS4[:3], ev, winner, loser, seed=0).set_index("source")
+    assert ci.loc["s2", "low"] == -math.inf and ci.loc["s2", "high"] == -math.inf
+    assert math.isfinite(ci.loc["s0", "low"]) and ci.loc["s0", "low"] <= ci.loc["s0", "high"]
+
+
+def test_bradley_terry_groups_that_never_beat_each_other() -> None:
+    """a and b beat each other, c and d beat each other, a and b always beat c and d: no finite fit exists
+    (the old fit ran 100,000 iterations and returned arbitrary numbers). The dominated group gets -inf,
+    the dominant one +inf; within a strongly connected remainder the fit is as before."""
+    w = np.array([[0, 2, 3, 1], [1, 0, 2, 2], [0, 0, 0, 2], [0, 0, 1, 0]], dtype=float)
+    assert bradley_terry_matrix(["a", "b", "c", "d"], w) == {"a": math.inf, "b": math.inf, "c": -math.inf,
+                                                             "d": -math.inf}
+    # a chain of three groups: the middle one is fitted among itself
+    w6 = np.zeros((6, 6))
+    for i, j in ((0, 1), (1, 0), (2, 3), (3, 2), (4, 5), (5, 4), (0, 2), (2, 4), (1, 5)):
+        w6[i, j] = 1
+    got = bradley_terry_matrix(list("abcdef"), w6)
+    assert got["a"] == got["b"] == math.inf and got["e"] == got["f"] == -math.inf
+    assert got["c"] == pytest.approx(0) and got["d"] == pytest.approx(0)
+
+
+def test_bt_bootstrap_large_counts_take_the_double_precision_path() -> None:
+    """Win counts too large for exact single-precision sums are multiplied in double precision: still the loop's
+    result (weights of 10 million; a tie's half as 0.5)."""
+    ev, winner, loser = _comparisons(8, 12, seed=6)
+    weight = np.full(len(ev), 1e7) + 0.5
+    got = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, weight, resamples=100, seed=3)
+    expected = _reference_bootstrap(ITEMS4, ev, winner, loser, weight, bootstrap_indexes(8, 100, 3))
+    for (low, high), row in zip(expected, got.itertuples(), strict=True):
+        assert row.low == pytest.approx(low, rel=1e-9) and row.high == pytest.approx(high, rel=1e-9)

@@ -148,9 +148,10 @@ def test_statistics_are_shown(harness: Harness) -> None:
     assert "Spot the human · which one is srcHumanQ7?" in heads
     assert any(h.startswith("More natural") for h in heads)
     assert "Bradley–Terry strengths over all pairs" in heads
-    assert "Rate an assessment · 6 rated items" in heads
+    assert "Rate an assessment · 6 ratings of 2 items" in heads  # each evaluator rated one of two papers
     metrics = {m.label: m.value for m in at.get("metric")}
     assert metrics["Evaluators counted"] == "6" and metrics["Answers"] == "30"
+    assert metrics["Item ratings"] == "6" and metrics["Items rated"] == "2"
     assert len(at.get("vega_lite_chart")) >= 5
     assert "Fleiss' kappa" in texts(at)
 
@@ -311,3 +312,83 @@ def test_times_are_utc_and_labelled_without_a_browser_time_zone(harness: Harness
     [evaluators] = [d.value for d in at.dataframe if "Started" in d.value.columns]
     assert str(evaluators["Started"].dt.tz) == "UTC"
     assert "Times in UTC" in texts(at)
+
+
+def _frames_shown(at: AppTest) -> list[pd.DataFrame]:
+    return [d.value for d in at.dataframe]
+
+
+def test_results_page_explains_its_statistics(harness: Harness) -> None:
+    """Issue #10: kappa under per-evaluator selection says what it measures, alpha says why it is missing,
+    rating intervals stay on the scale (and say so), Bradley–Terry strengths come with bootstrap intervals."""
+    loaded, store = harness.loaded, harness.store
+    fill(harness, 5)
+    # one more evaluator rates a third paper alone, with the top score on every metric
+    from evalkit.config import study_summary
+
+    store.register_study(loaded.version, study_summary(loaded.study))
+    task = loaded.study.task("novelty")
+    session = store.create_session(study_version=loaded.version, evaluator_name="Solo")
+    record_item_rating(store, session, task, 0, loaded.items["novelty"][2].id,
+                       {m.id: 5 for m in [task.familiarity, *task.metrics]}, "", 4000, loaded.items["novelty"])
+    at = unlock(results_app(harness))
+    shown = texts(at)
+    assert "measures how consistently they pick the same source" in shown  # the turing task is per-evaluator
+    assert "percentile bootstrap, evaluators resampled 1,000 times" in shown
+    assert "Student t, clipped to the rating scale (1–5)" in shown
+    bt = next(f for f in _frames_shown(at) if "Log-strength" in f.columns)
+    assert "95% CI" in bt.columns and bt["95% CI"].str.startswith("[").all()
+    mos = next(f for f in _frames_shown(at) if "Familiarity-weighted mean" in f.columns)
+    for ci in mos["95% CI"]:
+        if ci != "–":
+            low, high = (float(x) for x in ci.rstrip(" †").strip("[]").split(", "))
+            assert 1 <= low <= high <= 5, ci
+
+
+def test_alpha_says_why_it_is_missing_on_the_page(harness: Harness) -> None:
+    loaded, store = harness.loaded, harness.store
+    from evalkit.config import study_summary
+
+    store.register_study(loaded.version, study_summary(loaded.study))
+    task = loaded.study.task("novelty")
+    for k in range(2):  # two evaluators, each rating a different paper: no item rated twice
+        session = store.create_session(study_version=loaded.version, evaluator_name=f"E{k}")
+        record_item_rating(store, session, task, 0, loaded.items["novelty"][k].id,
+                           {m.id: 3 for m in [task.familiarity, *task.metrics]}, "", 4000, loaded.items["novelty"])
+    at = unlock(results_app(harness))
+    alpha = next(f for f in _frames_shown(at) if "Krippendorff's alpha" in f.columns)
+    assert (alpha["Krippendorff's alpha"] == "–").all()
+    assert "Alpha is undefined for every metric: needs items rated by two or more evaluators." in texts(at)
+    assert "Rate an assessment · 2 ratings of 2 items" in [h.value for h in at.subheader]
+
+
+def test_downloaded_csvs_neutralise_formulas(harness: Harness, monkeypatch) -> None:
+    loaded, store = harness.loaded, harness.store
+    from evalkit.config import study_summary
+
+    store.register_study(loaded.version, study_summary(loaded.study))
+    task = loaded.study.task("novelty")
+    session = store.create_session(study_version=loaded.version, evaluator_name="=HYPERLINK(\"http://x\",\"y\")",
+                                   external_id="@SUM(1+1)")
+    for q in plan(loaded.study, loaded.pools, session.seed):
+        record_choice(store, session, q, q.labels[0], 1500)
+    record_item_rating(store, session, task, 0, loaded.items["novelty"][0].id,
+                       {m.id: 2 for m in [task.familiarity, *task.metrics]}, "-1+1 \x1b[2J", 4000,
+                       loaded.items["novelty"])
+    generators: dict[str, object] = {}
+    original_deferred = MediaFileManager.add_deferred
+
+    def capture_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        generators[file_name] = data_callable
+        return original_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", capture_deferred)
+    unlock(results_app(harness))
+    evaluations = pd.read_csv(io.StringIO(generators["evaluations.csv"]()), keep_default_na=False)
+    assert set(evaluations["evaluatorName"]) == {"'=HYPERLINK(\"http://x\",\"y\")"}
+    assert set(evaluations["externalId"]) == {"'@SUM(1+1)"}
+    text = generators["ratings.csv"]()
+    assert "\x1b" not in text
+    ratings = pd.read_csv(io.StringIO(text), keep_default_na=False)
+    assert set(ratings["itemComment"]) == {"'-1+1 [2J"} and "comment" not in set(ratings["metric"])
+    assert ratings["score"].dtype.kind == "i"

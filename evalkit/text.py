@@ -1,0 +1,88 @@
+"""Text helpers shared by the analysis and the exports: headings, control characters, CSV injection.
+
+Pure Python and pandas, no Streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FORMULA_START", "csv_safe", "join_title", "safe_cell", "strip_controls"]
+
+#: Sentence punctuation a title may end with: a suffix then starts a new sentence instead of ": ".
+_SENTENCE_END = ("?", "!", ".", "…", "。", "؟")
+#: Separators a title may already end with: kept once, never doubled.
+_SEPARATOR_END = (":", ";", ",", "—", "–", "-", "·")
+
+#: Control characters removed from exported text: C0 and C1 controls (NUL, ESC, ...) except tab, line feed
+#: and carriage return, and the Unicode bidirectional controls (LRM/RLM, ALM, LRE..RLO, LRI..PDI) that
+#: reorder how a cell or a terminal line reads (the "RTL override" trick).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: First characters that make a spreadsheet treat a cell as a formula (OWASP's CSV-injection list).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A plain decimal number (e.g. a slider response "-40" stored as text): a spreadsheet reads it as a number.
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def join_title(title: str, suffix: str, sep: str = ": ") -> str:
+    """``title`` and ``suffix`` joined by ``sep`` without doubling punctuation.
+
+    ``"Which sounds more natural?"`` + ``"win rates"`` gives ``"Which sounds
+    more natural? Win rates"`` (a title that ends a sentence starts a new one),
+    ``"Results:"`` + ``"win rates"`` gives ``"Results: win rates"``, an empty
+    title gives the suffix alone (capitalised), an empty suffix the title.
+    """
+    title, suffix = str(title).rstrip(), str(suffix).strip()
+    if not suffix:
+        return title
+    if not title:
+        return suffix[:1].upper() + suffix[1:]
+    if title.endswith(_SENTENCE_END):
+        return f"{title} {suffix[:1].upper()}{suffix[1:]}"
+    if title.endswith(_SEPARATOR_END) and sep.strip() and title.endswith(sep.strip()):
+        return f"{title} {suffix}"
+    if title.endswith(_SEPARATOR_END):
+        return f"{title.rstrip(''.join(_SEPARATOR_END)).rstrip()}{sep}{suffix}"
+    return f"{title}{sep}{suffix}"
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without control characters (NUL, ESC, DEL, C1) and bidirectional overrides.
+
+    Tab, line feed and carriage return stay (a comment may have several lines).
+    """
+    return _CONTROLS.sub("", text)
+
+
+def safe_cell(value: object) -> object:
+    """One text cell made safe for a spreadsheet: control characters removed, and a leading ``'`` when it
+    would start a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return). A plain number such as
+    ``-40`` stays as it is (it is read as a number, not run). Non-text values pass through unchanged."""
+    if not isinstance(value, str):
+        return value
+    text = strip_controls(value)
+    if text.startswith(FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text columns pass :func:`safe_cell`; numeric and boolean columns untouched.
+
+    Text columns are the object, string and categorical ones; numbers stay numbers (a negative score
+    or count is never prefixed).
+    """
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        if not (isinstance(values.dtype, pd.CategoricalDtype) or values.dtype == object
+                or pd.api.types.is_string_dtype(values.dtype)):
+            continue
+        # each distinct value is checked once (a million rows hold few distinct tasks, sources or names)
+        codes, uniques = pd.factorize(values)
+        cleaned = np.array([safe_cell(v) for v in uniques] + [None], dtype=object)
+        out[column] = pd.Series(cleaned[codes], index=out.index, dtype=object)
+    return out
