@@ -12,6 +12,7 @@ import pandas as pd
 
 from .analysis import PairwiseResult, RatingResult, Report, TripletResult
 from .display import Zone
+from .text import join_title
 
 __all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rating_chart", "report_specs", "selection_chart",
            "time_histogram", "timeline_chart", "to_spec", "win_rate_chart"]
@@ -35,7 +36,7 @@ def selection_chart(result: TripletResult) -> alt.Chart:
     """Selection rate per source with Wilson intervals and the chance line (1/k)."""
     k = max(len(result.sources), 2)
     frame = result.selection.dropna(subset=["rate"])
-    return _interval_bars(frame, "source", 1 / k, f"{result.title}: picked as {result.target}",
+    return _interval_bars(frame, "source", 1 / k, join_title(result.title, f"picked as {result.target}"),
                           "share of questions")
 
 
@@ -45,17 +46,30 @@ def win_rate_chart(result: PairwiseResult) -> alt.Chart:
     other = [b if s == a else a for s, a, b in zip(frame["source"], frame["pair"].str.split(" vs ").str[0],
                                                   frame["pair"].str.split(" vs ").str[1], strict=True)]
     frame["comparison"] = frame["source"] + " over " + pd.Series(other, index=frame.index)
-    return _interval_bars(frame, "comparison", 0.5, f"{result.title}: win rates", "win rate (ties excluded)")
+    return _interval_bars(frame, "comparison", 0.5, join_title(result.title, "win rates"), "win rate (ties excluded)")
 
 
 def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") -> alt.Chart:
-    """Finite Bradley–Terry log-strengths as bars (±inf are listed in the table, not drawn)."""
-    finite = frame[frame["log_strength"].map(lambda v: math.isfinite(v))]
-    return alt.Chart(finite).mark_bar(color=BLUE).encode(
-        y=alt.Y("source:N", sort="-x", title=None),
-        x=alt.X("log_strength:Q", title="log-strength (centred)"),
-        tooltip=[alt.Tooltip("source:N"), alt.Tooltip("log_strength:Q", format=".3f")],
-    ).properties(title=title, height=alt.Step(30))
+    """Finite Bradley–Terry log-strengths as bars with their bootstrap intervals where the frame has them
+    (``low`` / ``high``; an infinite end is drawn to the edge of the finite values). ±inf strengths are
+    listed in the table, not drawn."""
+    finite = frame[frame["log_strength"].map(lambda v: math.isfinite(v))].copy()
+    base = alt.Chart(finite).encode(y=alt.Y("source:N", sort="-x", title=None))
+    tooltip = [alt.Tooltip("source:N"), alt.Tooltip("log_strength:Q", format=".3f")]
+    layers = []
+    if {"low", "high"} <= set(finite.columns) and not finite.empty:
+        ends = pd.concat([finite["log_strength"], finite["low"], finite["high"]])
+        ends = ends[ends.map(math.isfinite)]
+        lo, hi = float(ends.min()), float(ends.max())
+        finite["low_drawn"] = finite["low"].clip(lower=lo).fillna(finite["log_strength"])
+        finite["high_drawn"] = finite["high"].clip(upper=hi).fillna(finite["log_strength"])
+        base = alt.Chart(finite).encode(y=alt.Y("source:N", sort="-x", title=None))
+        tooltip += [alt.Tooltip("low:Q", format=".3f", title="95% low"),
+                    alt.Tooltip("high:Q", format=".3f", title="95% high")]
+        layers.append(base.mark_rule(color="#111827", strokeWidth=2).encode(x="low_drawn:Q", x2="high_drawn:Q"))
+    bars = base.mark_bar(color=BLUE, opacity=0.8).encode(x=alt.X("log_strength:Q", title="log-strength (centred)"),
+                                                         tooltip=tooltip)
+    return alt.layer(bars, *layers).properties(title=title, height=alt.Step(30))
 
 
 def rating_chart(result: RatingResult) -> alt.Chart:
@@ -66,7 +80,7 @@ def rating_chart(result: RatingResult) -> alt.Chart:
         y=alt.Y("count:Q", title="ratings"),
         column=alt.Column("label:N", title=None, sort=order, header=alt.Header(labelFontSize=13)),
         tooltip=["label:N", "score:O", "count:Q"],
-    ).properties(width=150, height=150, title=f"{result.title}: score distributions")
+    ).properties(width=150, height=150, title=join_title(result.title, "score distributions"))
 
 
 def local_wall_clock(times: pd.Series, zone: Zone) -> pd.Series:

@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 
 from evalkit.analysis import EVALUATION_COLUMNS, Frames, RatingResult, analyse, timeline
-from evalkit.charts import rating_chart, report_specs, time_histogram, timeline_chart, to_spec
+from evalkit.charts import bt_chart, rating_chart, report_specs, time_histogram, timeline_chart, to_spec
 from evalkit.display import resolve_zone
 from tests.test_analysis import PAIRS, RATING, TRIPLET, ev_row, rating_frame, sessions_frame
 
@@ -95,3 +95,28 @@ def test_timeline_shows_readable_local_time() -> None:
     utc = to_spec(timeline_chart(tl, None, "answers"))
     assert utc["title"]["subtitle"] == "time zone: UTC"
     assert next(iter(utc["datasets"].values()))[0]["time"].startswith("2026-01-01T10:00:00")
+
+
+def _layers(spec: dict) -> list[dict]:
+    return spec.get("layer", [spec])
+
+
+def test_chart_titles_do_not_double_punctuation() -> None:
+    result = RatingResult(task="n", title="Is it novel?", mos=pd.DataFrame(), agreement=pd.DataFrame(),
+                          distribution=pd.DataFrame([{"metric": "a", "label": "A", "score": 1, "count": 2}]),
+                          n_item_ratings=1, n_items=1)
+    title = to_spec(rating_chart(result))["title"]
+    assert title == "Is it novel? Score distributions" and "?:" not in title
+
+
+def test_bradley_terry_chart_draws_the_bootstrap_intervals() -> None:
+    frame = pd.DataFrame({"source": ["a", "b", "c"], "log_strength": [0.5, -0.2, -0.3],
+                          "low": [0.1, -0.9, float("-inf")], "high": [1.2, 0.3, 0.4]})
+    spec = to_spec(bt_chart(frame))
+    rules = [layer for layer in _layers(spec) if layer["mark"]["type"] == "rule"]
+    assert len(rules) == 1 and rules[0]["encoding"]["x2"]["field"] == "high_drawn"
+    [values] = spec["datasets"].values()
+    drawn = {row["source"]: (row["low_drawn"], row["high_drawn"]) for row in values}
+    assert drawn["a"] == (0.1, 1.2) and drawn["c"][0] == -0.9  # -inf drawn to the edge of the finite values
+    plain = to_spec(bt_chart(frame[["source", "log_strength"]]))  # no intervals: bars only
+    assert all(layer["mark"]["type"] == "bar" for layer in _layers(plain))
