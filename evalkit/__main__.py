@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,8 @@ from .storage import Store, StoreError, check_database, resolve_database
 
 
 def _open(path: str) -> LoadedStudy:
-    return open_study(path)
+    """The study as the app opens it: ``EVALKIT_DATABASE`` overrides ``[study] database`` here too."""
+    return open_study(path, database=os.environ.get("EVALKIT_DATABASE") or None)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -73,6 +73,7 @@ def relative_paths(message: str, base: str | Path) -> str:
     ``evalkit check``.
     """
     root = str(Path(base).resolve()).rstrip("/") + "/"
+    message = message.replace(root, "")  # first, whole: the folder's name may contain spaces
 
     def shorten(match: re.Match[str]) -> str:
         path = match.group(0)

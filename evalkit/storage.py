@@ -181,23 +181,36 @@ def check_database(path: str | Path) -> str:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            version = None
-            if "settings" in names:
-                row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
-                version = int(row[0]) if row else None
+            names, version = _schema_of(conn)
             sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0] if "sessions" in names else 0
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise _open_problem(path, exc) from None
+    _refuse_schema(path, names, version, empty_ok=True)
+    return f"ok, {sessions} session(s) stored" if names else "ok, empty"
+
+
+def _schema_of(conn: sqlite3.Connection) -> tuple[set[str], int | None]:
+    """The tables of a database and its evalkit schema version (None when it has none)."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    version = None
+    if "settings" in names:
+        row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else None
+    return names, version
+
+
+def _refuse_schema(path: Path, names: set[str], version: int | None, *, empty_ok: bool) -> None:
+    """StoreError when the tables are not an evalkit database this version can use."""
     if version is not None and version > SCHEMA_VERSION:
         raise StoreError(f"cannot open the database {path}: its schema version {version} is newer than this "
                          f"evalkit ({SCHEMA_VERSION}); upgrade evalkit")
-    if names and "sessions" not in names:
-        raise StoreError(f"cannot open the database {path}: it is an SQLite database of something else "
-                         f"(tables: {', '.join(sorted(names)[:5])})")
-    return f"ok, {sessions} session(s) stored" if names else "ok, empty"
+    if not names and empty_ok:
+        return
+    if "sessions" not in names:
+        what = f"tables: {', '.join(sorted(names)[:5])}" if names else "it has no tables"
+        raise StoreError(f"cannot open the database {path}: it is not an evalkit database ({what})")
 
 
 @dataclass(frozen=True)
@@ -313,12 +326,18 @@ class Store:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._writable = writable
         try:
             if self.path.is_dir():
                 raise _open_problem(self.path)
-            if str(self.path) != ":memory:":
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._init_schema(writable)
+            if not writable:
+                if not self.path.is_file():
+                    raise StoreError(f"cannot open the database {self.path}: it does not exist")
+                self._check_read_only_schema()
+            else:
+                if str(self.path) != ":memory:":
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._init_schema()
         except StoreError:
             self.close()
             raise
@@ -329,12 +348,17 @@ class Store:
     # ------------------------------------------------------------------ connections
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=self._busy / 1000, isolation_level=None,
-                               check_same_thread=False)
+        if self._writable:
+            conn = sqlite3.connect(str(self.path), timeout=self._busy / 1000, isolation_level=None,
+                                   check_same_thread=False)
+        else:  # reading only (reports, exports): SQLite refuses every write, nothing is created
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=self._busy / 1000,
+                                   isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {self._busy}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+        if self._writable:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         with self._lock:
             self._all.append(conn)
@@ -384,7 +408,13 @@ class Store:
 
     # ------------------------------------------------------------------ schema
 
-    def _init_schema(self, writable: bool = True) -> None:
+    def _check_read_only_schema(self) -> None:
+        """For a read-only store: the file must be an evalkit database this version can read."""
+        with self._conn() as conn:
+            names, version = _schema_of(conn)
+        _refuse_schema(self.path, names, version, empty_ok=False)
+
+    def _init_schema(self) -> None:
         with self._conn() as conn:
             db = sqlite_utils.Database(conn, execute_plugins=False)
             conn.execute("BEGIN IMMEDIATE")
@@ -434,10 +464,10 @@ class Store:
                         f"cannot open the database {self.path}: its schema version {row['value']} is newer than "
                         f"this evalkit ({SCHEMA_VERSION}); upgrade evalkit"
                     )
-                if writable:  # prove that a commit works now (a read-only file would fail only at the first answer)
-                    conn.execute("INSERT INTO settings (key, value, updated_at) VALUES ('opened_at', ?, ?) "
-                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = "
-                                 "excluded.updated_at", (now_iso(), now_iso()))
+                # prove that a commit works now (a read-only file would otherwise fail only at the first answer)
+                conn.execute("INSERT INTO settings (key, value, updated_at) VALUES ('opened_at', ?, ?) "
+                             "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = "
+                             "excluded.updated_at", (now_iso(), now_iso()))
                 conn.commit()
             except BaseException:
                 conn.rollback()

@@ -11,15 +11,18 @@ import os
 
 import pytest
 
-from tests.helpers import SHARED_DATA
+from tests.helpers import SEMEVAL, SEMEVAL_FILES, SHARED_DATA
 
 REQUIRE_VARIABLE = "EVALKIT_REQUIRE_SHARED"
 
 
-def shared_data_problem(folder=SHARED_DATA) -> str | None:
-    """Why the shared data cannot be used (None when it is there)."""
-    if not folder.is_dir():
-        return f"the shared test data folder {folder} is missing (it sits beside the checkout in CI)"
+def shared_data_problem() -> str | None:
+    """Why the shared data cannot be used (None when it is there): the folder, then each file the tests read."""
+    if not SHARED_DATA.is_dir():
+        return f"the shared test data folder {SHARED_DATA} is missing (it sits beside the checkout in CI)"
+    missing = [name for name in SEMEVAL_FILES if not (SEMEVAL / name).is_file()]
+    if missing:
+        return f"the shared test data {SEMEVAL} lacks {', '.join(missing)}"
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -14,9 +15,10 @@ from evalkit.storage import Store
 from tests.helpers import ROOT, copy_demo, make_read_only, write_reviews
 
 
-def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE"}
     return subprocess.run([sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+                          timeout=120, env={**environment, **(env or {})})
 
 
 def test_check_passes_on_the_demo_and_prints_pool_sizes() -> None:
@@ -192,3 +194,12 @@ def test_report_to_stdout_has_no_control_characters(tmp_path: Path) -> None:
         assert not any(ch in out.stdout for ch in "\x1b\x07\x00\u202e"), fmt
     md = run("report", "--db", str(db)).stdout
     assert "2 ratings of 1 item" in md and "needs items rated by two or more evaluators" not in md
+
+
+def test_check_uses_evalkit_database_as_the_app_does(tmp_path: Path) -> None:
+    out = run("check", "--samples", "0", env={"EVALKIT_DATABASE": "postgresql://u:secretpw@h/db"})
+    assert out.returncode == 1 and "EVALKIT_DATABASE" in out.stderr and "secretpw" not in out.stderr
+    folder = tmp_path / "db.sqlite"
+    folder.mkdir()
+    out = run("check", "--samples", "0", env={"EVALKIT_DATABASE": str(folder)})
+    assert out.returncode == 1 and "it is a folder" in out.stderr

@@ -15,6 +15,7 @@ from evalkit.config import (
     load_study,
     needed_reviews,
     open_study,
+    relative_paths,
     study_version,
 )
 from evalkit.datasets import DatasetError, load_pools
@@ -205,3 +206,13 @@ def test_domain_names_default_to_the_capitalised_key(tmp_path: Path) -> None:
     named = load_study(cfg)
     assert named.domain_label("alpha") == "Laptops" and named.domain_label("beta") == "Beta"
     assert open_study(ROOT / "config.toml").study.domain_label("laptop") == "Laptops"
+
+
+def test_relative_paths_hide_server_folders_even_with_spaces() -> None:
+    base = "/srv/my study"
+    assert relative_paths("cannot open the database /srv/my study/data/x.sqlite: it is a folder", base) == (
+        "cannot open the database data/x.sqlite: it is a folder")
+    assert relative_paths("/srv/my study/datasets/a-bs.xml, line 3: bad", base) == "datasets/a-bs.xml, line 3: bad"
+    assert relative_paths("folder /var/lib/evalkit/db.sqlite is not writable", base) == (
+        "folder .../db.sqlite is not writable")
+    assert relative_paths("see https://example.org/a/b, 1/2", base) == "see https://example.org/a/b, 1/2"

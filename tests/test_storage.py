@@ -411,7 +411,7 @@ def test_check_database_changes_nothing(tmp_path: Path) -> None:
     conn.execute("CREATE TABLE cats (name TEXT)")
     conn.commit()
     conn.close()
-    with pytest.raises(StoreError, match="an SQLite database of something else"):
+    with pytest.raises(StoreError, match="it is not an evalkit database"):
         check_database(other)
 
 
@@ -445,3 +445,30 @@ def test_save_and_finish_is_one_transaction(store: Store) -> None:
         conn.execute("DROP TRIGGER fail")
     store.record_rating(sid, "novelty", 0, "p1", {"clarity": 4}, finish=True)
     assert len(store.ratings(sid)) == 1 and store.progress(sid).finished == {"novelty"}
+
+
+def test_a_read_only_store_writes_nothing_and_refuses_foreign_files(tmp_path: Path) -> None:
+    foreign = tmp_path / "notes.sqlite"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE notes (text TEXT)")
+    conn.commit()
+    conn.close()
+    before = foreign.read_bytes()
+    with pytest.raises(StoreError, match="it is not an evalkit database"):
+        Store(foreign, writable=False)
+    assert foreign.read_bytes() == before  # no evalkit tables were created, no WAL switched on
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    with pytest.raises(StoreError, match="it has no tables"):
+        Store(empty, writable=False)
+    assert empty.stat().st_size == 0
+    with pytest.raises(StoreError, match="does not exist"):
+        Store(tmp_path / "missing.sqlite", writable=False)
+    assert not (tmp_path / "missing.sqlite").exists()
+    path = tmp_path / "db.sqlite"
+    with Store(path) as s:
+        sid = s.create_session(study_version="v").session_id
+    with Store(path, writable=False) as reader:
+        assert [x.session_id for x in reader.sessions()] == [sid]
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.create_session(study_version="v")
