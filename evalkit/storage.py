@@ -47,6 +47,7 @@ __all__ = [
     "SURVEY_STATES",
     "Answer",
     "AnswerConflict",
+    "ParticipantHasSession",
     "Progress",
     "Rating",
     "Session",
@@ -82,6 +83,14 @@ class AnswerConflict(StoreError):
 
 class UnknownSession(StoreError):
     """No session has this token."""
+
+
+class ParticipantHasSession(StoreError):
+    """This participant (external id) already has a session; it is in ``session``."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(f"participant {session.external_id!r} already has a session")
+        self.session = session
 
 
 def now_iso() -> str:
@@ -477,8 +486,13 @@ class Store:
 
     def create_session(self, *, study_version: str, evaluator_name: str = "", external_id: str = "",
                        seed: int | None = None, user_agent: str = "", meta: Mapping[str, Any] | None = None,
-                       ) -> Session:
-        """Create a session with a fresh uuid4 hex token and (unless given) a random 32-bit seed."""
+                       one_per_participant: bool = False) -> Session:
+        """Create a session with a fresh uuid4 hex token and (unless given) a random 32-bit seed.
+
+        With ``one_per_participant`` and an ``external_id``, looking for that participant's session and
+        creating the new one happen in one write transaction, so two tabs clicking "start" at the same
+        moment cannot create two: the second gets :class:`ParticipantHasSession` with the first session.
+        """
         if seed is None:
             seed = secrets.randbits(32)
         if not 0 <= int(seed) <= 0xFFFFFFFF:
@@ -489,7 +503,11 @@ class Store:
             "started_at": now_iso(), "completed_at": None, "user_agent": user_agent[:500], "status": "active",
             "completion_code": None, "meta": json.dumps(dict(meta or {}), sort_keys=True),
         }
-        with self._conn() as conn:
+        with self._write() as conn:
+            if one_per_participant and row["external_id"]:
+                earlier = self._find(conn, row["external_id"])
+                if earlier is not None:
+                    raise ParticipantHasSession(earlier)
             conn.execute(
                 "INSERT INTO sessions (session_id, evaluator_name, external_id, seed, study_version, started_at,"
                 " completed_at, user_agent, status, completion_code, meta) VALUES (:session_id, :evaluator_name,"
@@ -539,9 +557,13 @@ class Store:
         if not external_id.strip():
             return None
         with self._conn() as conn:
-            row = conn.execute(
-                "SELECT * FROM sessions WHERE external_id = ? AND status != 'trashed' ORDER BY rowid DESC LIMIT 1",
-                (external_id.strip(),)).fetchone()
+            return self._find(conn, external_id.strip())
+
+    @staticmethod
+    def _find(conn: sqlite3.Connection, external_id: str) -> Session | None:
+        row = conn.execute(
+            "SELECT * FROM sessions WHERE external_id = ? AND status != 'trashed' ORDER BY rowid DESC LIMIT 1",
+            (external_id,)).fetchone()
         return Session.from_row(row) if row else None
 
     def sessions(self, status: str | Sequence[str] | None = None) -> list[Session]:

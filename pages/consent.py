@@ -7,6 +7,7 @@ import logging
 import streamlit as st
 
 import ui
+from evalkit.storage import ParticipantHasSession
 from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
 
 log = logging.getLogger("evalkit.app")
@@ -103,19 +104,19 @@ def _start() -> None:
     if store.survey_state() == "paused":
         ui.flash("info", "The study was paused a moment ago. Please come back later.")
         return
-    earlier = store.find_session(external_id) if external_id else None
-    if earlier is not None:  # started in another tab meanwhile: the same rule as opening the link
-        if participant_resume(earlier, external) == "resume":
-            st.session_state["_created"] = earlier.session_id
-            st.query_params[ui.TOKEN_PARAM] = earlier.session_id
+    user_agent = (st.context.headers.get("User-Agent", "") or "") if study.record_user_agent else ""
+    try:  # one transaction: two tabs of one participant clicking at once still make one session
+        session = store.create_session(
+            study_version=loaded.version, evaluator_name=name[:100], external_id=external_id, user_agent=user_agent,
+            meta={k.lower(): v for k, v in external.items()}, one_per_participant=True,
+        )
+    except ParticipantHasSession as exc:  # started in another tab meanwhile: the same rule as opening the link
+        if participant_resume(exc.session, external) == "resume":
+            st.session_state["_created"] = exc.session.session_id
+            st.query_params[ui.TOKEN_PARAM] = exc.session.session_id
         else:
             ui.flash("warning", PARTICIPANT_HAS_SESSION)
         return
-    user_agent = (st.context.headers.get("User-Agent", "") or "") if study.record_user_agent else ""
-    session = store.create_session(
-        study_version=loaded.version, evaluator_name=name[:100], external_id=external_id, user_agent=user_agent,
-        meta={k.lower(): v for k, v in external.items()},
-    )
     st.session_state["_created"] = session.session_id
     st.query_params[ui.TOKEN_PARAM] = session.session_id
 

@@ -14,6 +14,7 @@ import pytest
 
 from evalkit.storage import (
     AnswerConflict,
+    ParticipantHasSession,
     Store,
     StoreError,
     UnknownSession,
@@ -472,3 +473,27 @@ def test_a_read_only_store_writes_nothing_and_refuses_foreign_files(tmp_path: Pa
         assert [x.session_id for x in reader.sessions()] == [sid]
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             reader.create_session(study_version="v")
+
+
+def test_one_session_per_participant_even_when_started_at_the_same_moment(store: Store) -> None:
+    barrier = threading.Barrier(8)
+    created, refused = [], []
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            created.append(store.create_session(study_version="v", external_id="pid-9", one_per_participant=True))
+        except ParticipantHasSession as exc:
+            refused.append(exc.session.session_id)
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    [session] = created
+    assert refused == [session.session_id] * 7
+    assert [s.session_id for s in store.sessions()] == [session.session_id]
+    store.set_session_status(session.session_id, "trashed", actor="test")  # a trashed session frees the id
+    assert store.create_session(study_version="v", external_id="pid-9", one_per_participant=True)
+    assert store.create_session(study_version="v", external_id="pid-9")  # without the flag: no check (tests, CLI)
