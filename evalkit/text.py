@@ -82,7 +82,11 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
                 or pd.api.types.is_string_dtype(values.dtype)):
             continue
         # each distinct value is checked once (a million rows hold few distinct tasks, sources or names)
-        codes, uniques = pd.factorize(values)
+        try:
+            codes, uniques = pd.factorize(values)
+        except TypeError:  # unhashable cells (e.g. an admin log entry's detail dict): cell by cell
+            out[column] = values.map(safe_cell)
+            continue
         cleaned = np.array([safe_cell(v) for v in uniques] + [None], dtype=object)
         out[column] = pd.Series(cleaned[codes], index=out.index, dtype=object)
     return out

@@ -40,6 +40,7 @@ from evalkit.export import (
     results_csv,
 )
 from evalkit.storage import Store, StoreError
+from evalkit.text import csv_safe
 
 st.set_page_config(page_title="Results", layout="wide")
 ACTOR = "results page"
@@ -155,9 +156,13 @@ def chart(where: DeltaGenerator, specs: dict[str, dict], key: str, **kwargs: obj
         where.vega_lite_chart(spec=spec, **kwargs)
 
 
-def table(where: DeltaGenerator, frame: pd.DataFrame, zone: Zone | None = None) -> None:
-    """A table with readable column names (``evalkit.display.COLUMN_LABELS``); times shown in ``zone``."""
-    shown = readable(frame)
+def table(where: DeltaGenerator, frame: pd.DataFrame, zone: Zone | None = None, *, untrusted: bool = False) -> None:
+    """A table with readable column names (``evalkit.display.COLUMN_LABELS``); times shown in ``zone``.
+
+    ``untrusted``: the frame holds text typed by evaluators (names, ids, comments). Streamlit's own
+    "Download as CSV" button on a table writes cells as they are, so such text is neutralised as in the
+    exports (a leading ``'`` before ``=``, ``+``, ``-``, ``@``; control characters removed)."""
+    shown = readable(csv_safe(frame) if untrusted else frame)
     times = {c: st.column_config.DatetimeColumn(c, format=TIME_FORMAT, help=f"Time zone: {zone.label}")
              for c in shown.columns if zone is not None and isinstance(shown[c].dtype, pd.DatetimeTZDtype)}
     where.dataframe(shown, hide_index=True, column_config=times or None)
@@ -319,7 +324,7 @@ def show_evaluators(view: View) -> None:
     if report.quality.empty:
         st.info("No evaluator has started yet.")
         return
-    table(st, view.evaluators, view.zone)
+    table(st, view.evaluators, view.zone, untrusted=True)
     st.caption(f"Times in {view.zone.label}. Fast answers: under {report.options.fast_ms / 1000:g} s · Max "
                "identical run: the longest run of identical responses (straight-lining) · Majority agreement: "
                "picks matching the other evaluators' majority on the same question slot. Excluded and trashed "
@@ -388,7 +393,7 @@ def show_exports(view: View) -> None:
         with st.expander(f"Admin log ({len(log)} {'entry' if len(log) == 1 else 'entries'}, newest first)"):
             entries = pd.DataFrame(log)[::-1]
             entries["at"] = to_local(entries["at"], view.zone)
-            table(st, entries[["at", "actor", "action", "detail"]], view.zone)
+            table(st, entries[["at", "actor", "action", "detail"]], view.zone, untrusted=True)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)

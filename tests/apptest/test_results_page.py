@@ -392,3 +392,19 @@ def test_downloaded_csvs_neutralise_formulas(harness: Harness, monkeypatch) -> N
     ratings = pd.read_csv(io.StringIO(text), keep_default_na=False)
     assert set(ratings["itemComment"]) == {"'-1+1 [2J"} and "comment" not in set(ratings["metric"])
     assert ratings["score"].dtype.kind == "i"
+
+
+def test_tables_with_evaluator_text_are_neutralised_for_streamlits_own_csv_download(harness: Harness) -> None:
+    """Every st.dataframe has a "Download as CSV" button that writes cells as they are: the evaluator table and
+    the admin log (names, ids typed by evaluators) are shown neutralised."""
+    loaded, store = harness.loaded, harness.store
+    store.create_session(study_version=loaded.version, evaluator_name='=HYPERLINK("http://x","y")',
+                         external_id="@SUM(1+1)\x1b[2J")
+    store.log('+cmd|"/c calc"', "setting", {"to": "paused"})
+    at = unlock(results_app(harness))
+    frames = [d.value for d in at.dataframe]
+    [evaluators] = [f for f in frames if "Max identical run" in f.columns]
+    row = evaluators.iloc[0]
+    assert row["Evaluator"] == '\'=HYPERLINK("http://x","y")' and row["External id"] == "'@SUM(1+1)[2J"
+    [log] = [f for f in frames if "Action" in f.columns]
+    assert log["Who"].iloc[0] == "'+cmd|\"/c calc\""
