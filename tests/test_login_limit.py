@@ -69,11 +69,10 @@ def test_a_correct_password_right_after_an_attack_waits_at_most_a_moment() -> No
         limiter.check(lambda: False)
         clock.now += 0.05
     waits.clear()
-    first = limiter.check(lambda: True)
-    if first is not True:  # refused without waiting, told when to come back: within two seconds
-        assert waits == [] and 0 < first.retry_after <= 2.0
-        clock.now += first.retry_after
-        assert limiter.check(lambda: True) is True
+    first = limiter.check(lambda: True)  # the attack has just used the slot: refused at once, not queued
+    assert first is not True and first.allowed is False and waits == [] and 0 < first.retry_after <= 2.0
+    clock.now += first.retry_after  # told when to come back: within two seconds, and then it works
+    assert limiter.check(lambda: True) is True
     assert all(w <= 1.5 for w in waits) and sum(waits) <= 2.0
     # a correct password gives its slot back: logging in again at once is not slowed down
     assert limiter.check(lambda: True) is True and limiter.check(lambda: True) is True
