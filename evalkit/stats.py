@@ -480,26 +480,51 @@ def bootstrap_indexes(n: int, resamples: int = 1000, seed: int = 0) -> np.ndarra
     return np.random.default_rng(seed).integers(0, max(n, 1), size=(resamples, n), dtype=dtype)
 
 
-def _fit_bt_batch(w: np.ndarray, tol: float = 1e-12, max_iter: int = 100_000) -> np.ndarray:
-    """:func:`_fit_bt` on a stack of win matrices at once (``w``: resamples x k x k, every item winning and
-    losing something in every matrix): the same minorise–maximise steps, vectorised over the resamples, each
-    resample stopping when its own step is below ``tol``. Returns centred log-strengths, resamples x k."""
+def _bt_loglik(theta: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Bradley–Terry log-likelihood of each resample: sum over i, j of w_ij * log sigmoid(theta_i - theta_j)."""
+    diff = theta[:, :, None] - theta[:, None, :]
+    return (w * -np.logaddexp(0.0, -diff)).sum(axis=(1, 2))
+
+
+def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
+    """The Bradley–Terry maximum-likelihood fit of a stack of win matrices at once (``w``: resamples x k x k,
+    every item winning and losing something in every matrix). Returns centred log-strengths, resamples x k.
+
+    Damped Newton steps on the log-strengths, vectorised over the resamples (one batched k x k solve per
+    step, halving a resample's step while it would lower its likelihood). Written by hand because scipy's
+    optimisers fit one problem at a time, and the minorise–maximise steps of :func:`_fit_bt` need millions
+    of iterations on lopsided data (a source winning 2,000 to 1: 15 s for 1,000 resamples); Newton takes a
+    few dozen. The log-likelihood is concave and the fit exists (every item wins and loses), so it
+    converges to the same optimum as :func:`_fit_bt` (a test compares them).
+    """
+    n_res, k, _ = w.shape
     n_ij = w + np.transpose(w, (0, 2, 1))
     wins = w.sum(axis=2)
-    p = np.ones(wins.shape)
-    active = np.arange(len(w))
+    theta = np.zeros((n_res, k))
+    ones = np.ones((k, k)) / k  # H is singular along (1, ..., 1): adding this fixes the centring
+    active = np.arange(n_res)
     for _ in range(max_iter):
         if not len(active):
             break
-        pa = p[active]
-        denom = (n_ij[active] / (pa[:, :, None] + pa[:, None, :])).sum(axis=2)
-        new = wins[active] / denom
-        new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
-        done = np.max(np.abs(np.log(new) - np.log(pa)), axis=1) < tol
-        p[active] = new  # a converged resample keeps this step (as _fit_bt returns it) and leaves the loop
+        th, nn, ww = theta[active], n_ij[active], w[active]
+        prob = 1.0 / (1.0 + np.exp(th[:, None, :] - th[:, :, None]))  # P(i beats j)
+        grad = wins[active] - (nn * prob).sum(axis=2)
+        curv = nn * prob * (1.0 - prob)
+        hess = curv - np.eye(k)[None] * curv.sum(axis=2)[:, :, None]  # negative semi-definite
+        step = np.linalg.solve(hess - ones[None], -grad[:, :, None])[:, :, 0]
+        base = _bt_loglik(th, ww)
+        scale = np.ones(len(active))
+        for _ in range(40):  # step halving where the likelihood would go down
+            trial = th + scale[:, None] * step
+            worse = _bt_loglik(trial, ww) < base - 1e-12 * np.abs(base)
+            if not worse.any():
+                break
+            scale[worse] /= 2
+        trial -= trial.mean(axis=1, keepdims=True)
+        done = np.max(np.abs(trial - th), axis=1) < tol
+        theta[active] = trial
         active = active[~done]
-    logs = np.log(p)
-    return logs - logs.mean(axis=1, keepdims=True)
+    return theta - theta.mean(axis=1, keepdims=True)
 
 
 def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, loser: Any, weight: Any = None, *,

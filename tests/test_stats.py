@@ -504,3 +504,22 @@ def test_bt_bootstrap_large_counts_take_the_double_precision_path() -> None:
     expected = _reference_bootstrap(ITEMS4, ev, winner, loser, weight, bootstrap_indexes(8, 100, 3))
     for (low, high), row in zip(expected, got.itertuples(), strict=True):
         assert row.low == pytest.approx(low, rel=1e-9) and row.high == pytest.approx(high, rel=1e-9)
+
+
+def test_batched_newton_fit_equals_the_one_by_one_fit_also_on_lopsided_data() -> None:
+    from evalkit.stats import _fit_bt, _fit_bt_batch
+
+    rng = np.random.default_rng(5)
+    mats = [rng.integers(1, 30, size=(4, 4)).astype(float) for _ in range(20)]
+    lopsided = np.array([[0, 2000, 2000], [1, 0, 2000], [1, 1, 0]], dtype=float)  # near-separable
+    mats.append(lopsided)
+    for m in mats:
+        np.fill_diagonal(m, 0)
+    got = _fit_bt_batch(np.stack([m for m in mats if m.shape == (4, 4)]))
+    for row, m in zip(got, [m for m in mats if m.shape == (4, 4)], strict=True):
+        want = np.log(_fit_bt(m))
+        assert np.allclose(row, want - want.mean(), atol=1e-8)
+    [row] = _fit_bt_batch(lopsided[None])
+    want = np.log(_fit_bt(lopsided))
+    assert np.allclose(row, want - want.mean(), atol=1e-6)
+    assert row[0] > row[1] > row[2] and row[0] - row[2] > 10
