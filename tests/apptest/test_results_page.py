@@ -61,6 +61,19 @@ def unlock(at: AppTest, password: str = "pw") -> AppTest:
     assert not at.exception
     return at
 
+def capture_downloads(monkeypatch) -> dict[str, object]:
+    """The generators of the page's on-click downloads, by file name (filled when the page renders them)."""
+    generators: dict[str, object] = {}
+    original_deferred = MediaFileManager.add_deferred
+
+    def capture_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        generators[file_name] = data_callable
+        return original_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", capture_deferred)
+    return generators
+
+
 
 @pytest.fixture(autouse=True)
 def no_env_password(monkeypatch):
@@ -219,14 +232,7 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
         return original(self, path_or_data, mimetype, kind, filename)
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", capture)
-    generators: dict[str, object] = {}
-    original_deferred = MediaFileManager.add_deferred
-
-    def capture_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        generators[file_name] = data_callable
-        return original_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", capture_deferred)
+    generators = capture_downloads(monkeypatch)
     at = unlock(results_app(harness))
     buttons = at.get("download_button")
     labels = [d.proto.label for d in buttons]
@@ -375,14 +381,7 @@ def test_downloaded_csvs_neutralise_formulas(harness: Harness, monkeypatch) -> N
     record_item_rating(store, session, task, 0, loaded.items["novelty"][0].id,
                        {m.id: 2 for m in [task.familiarity, *task.metrics]}, "-1+1 \x1b[2J", 4000,
                        loaded.items["novelty"])
-    generators: dict[str, object] = {}
-    original_deferred = MediaFileManager.add_deferred
-
-    def capture_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        generators[file_name] = data_callable
-        return original_deferred(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", capture_deferred)
+    generators = capture_downloads(monkeypatch)
     unlock(results_app(harness))
     evaluations = pd.read_csv(io.StringIO(generators["evaluations.csv"]()), keep_default_na=False)
     assert set(evaluations["evaluatorName"]) == {"'=HYPERLINK(\"http://x\",\"y\")"}
