@@ -212,8 +212,7 @@ def _select_task(task: TripletTask | PairwiseTask, selector: _Selector, rng: Mul
         if fix_texts:
             b = study.bias
             texts = normalise_lengths([r.text for r in reviews],
-                                      truncation_factors(len(reviews), rng, b.truncate_low, b.truncate_high),
-                                      b.truncate_low)
+                                      truncation_factors(len(reviews), rng, b.truncate_low, b.truncate_high))
         out.append((reviews, matched, texts))
     return out
 
@@ -254,8 +253,7 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int)
             if texts is None:
                 b = study.bias
                 texts = normalise_lengths([r.text for r in reviews],
-                                          truncation_factors(len(reviews), rng, b.truncate_low, b.truncate_high),
-                                          b.truncate_low)
+                                          truncation_factors(len(reviews), rng, b.truncate_low, b.truncate_high))
             questions.append(Question(
                 task=task.id, kind=task.kind, index=index, slot=slot, domain=reviews[0].domain,
                 review_ids=tuple(reviews[p].key for p in perm),

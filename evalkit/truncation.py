@@ -88,7 +88,7 @@ def truncation_factors(n: int, rng: Mulberry32, low: float = 0.85, high: float =
     return [low + (high - low) * rng.random() for _ in range(n)]
 
 
-def normalise_lengths(texts: Sequence[str], factors: Sequence[float], low: float | None = None) -> list[str]:
+def normalise_lengths(texts: Sequence[str], factors: Sequence[float]) -> list[str]:
     """Truncate each text to ``floor(factor * shortest length)`` characters, inside a sentence.
 
     Every cut text ends mid-sentence, at least ``MIN_FRAGMENT_WORDS`` words in
@@ -98,10 +98,8 @@ def normalise_lengths(texts: Sequence[str], factors: Sequence[float], low: float
     the demo study, texts ending in a complete sentence: real 10 %, cera 27 %,
     heuristic 18 %; plain word-boundary cuts already gave 5 / 11 / 8 %). Cutting
     inside a sentence everywhere makes that 0 % for every source and removes
-    the "... expensive. In..." fragments. ``low`` is accepted for callers that
-    pass the factors' lower bound; it changes nothing. No random draw happens here.
+    the "... expensive. In..." fragments. No random draw happens here.
     """
-    del low
     if len(texts) != len(factors):
         raise ValueError("one factor per text is needed")
     if not texts:
