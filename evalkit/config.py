@@ -185,6 +185,11 @@ class RatingTask:
     suggested_items: int = 3
     kind: Literal["rating"] = "rating"
 
+    @property
+    def questions(self) -> tuple[Metric, ...]:
+        """Every question an evaluator answers per item, in order: familiarity (if asked), then the metrics."""
+        return ((self.familiarity,) if self.familiarity else ()) + self.metrics
+
 
 Task = TripletTask | PairwiseTask | RatingTask
 

@@ -183,8 +183,7 @@ def record_slider(store: Store, session: Session, question: Question, value: int
 
 def missing_scores(task: RatingTask, scores: Mapping[str, int | None]) -> list[Metric]:
     """The questions of a rating (familiarity first, then the metrics) that have no score in ``scores``."""
-    metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
-    return [m for m in metrics if scores.get(m.id) is None]
+    return [m for m in task.questions if scores.get(m.id) is None]
 
 
 def record_item_rating(store: Store, session: Session, task: RatingTask, index: int, item_id: str | None,
@@ -198,16 +197,12 @@ def record_item_rating(store: Store, session: Session, task: RatingTask, index: 
     if item_id is None or item_id not in {i.id for i in items}:
         raise SurveyError("Please choose a paper first.")
     if finish:
-        rated = store.rated_items(session.session_id, task.id)
-        need = task.min_items - len(rated) - (0 if index in rated else 1)
-        if need > 0:
-            raise SurveyError(f"Please rate {need} more {'paper' if need == 1 else 'papers'} before finishing.")
-    metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
+        _require_min_items(store, session, task, also_rating=index)
     missing = [m.label for m in missing_scores(task, scores)]
     if missing:
         raise SurveyError("Please answer every question before saving: " + ", ".join(missing) + ".")
     clean: dict[str, int] = {}
-    for m in metrics:
+    for m in task.questions:
         score = scores[m.id]
         if score not in m.scale:
             raise SurveyError(f"{m.label}: the score must be one of {list(m.scale)}.")
@@ -216,12 +211,19 @@ def record_item_rating(store: Store, session: Session, task: RatingTask, index: 
                                time_spent_ms=time_spent_ms, finish=finish)
 
 
+def _require_min_items(store: Store, session: Session, task: RatingTask, also_rating: int | None = None) -> None:
+    """SurveyError unless ``min_items`` are rated (counting the rating ``also_rating`` being saved now)."""
+    rated = set(store.rated_items(session.session_id, task.id))
+    if also_rating is not None:
+        rated.add(also_rating)
+    need = task.min_items - len(rated)
+    if need > 0:
+        raise SurveyError(f"Please rate {need} more {'paper' if need == 1 else 'papers'} before finishing.")
+
+
 def finish_rating(store: Store, session: Session, task: RatingTask) -> None:
     """Close a rating block; refused until ``min_items`` items are rated."""
-    rated = store.rated_items(session.session_id, task.id)
-    if len(rated) < task.min_items:
-        need = task.min_items - len(rated)
-        raise SurveyError(f"Please rate {need} more {'paper' if need == 1 else 'papers'} before finishing.")
+    _require_min_items(store, session, task)
     store.finish_task(session.session_id, task.id)
 
 

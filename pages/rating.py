@@ -18,7 +18,7 @@ by_id = {i.id: i for i in items}
 rated = dict(ctx.step.rated)
 index = ctx.step.index
 available = [i.id for i in item_order(task, items, ctx.session.seed) if i.id not in rated.values()]
-metrics = ([task.familiarity] if task.familiarity else []) + list(task.metrics)
+metrics = task.questions
 
 ui.progress_header(ctx.step, "Paper")
 
