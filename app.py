@@ -17,6 +17,7 @@ import logging
 
 import streamlit as st
 
+from evalkit.store import Unavailable
 from ui import PAGE_ICON, app_pages, page_layout
 
 pages = app_pages()
@@ -27,6 +28,10 @@ page = st.navigation(pages, position="hidden")
 st.set_page_config(page_title="Survey", page_icon=PAGE_ICON, layout=page_layout(page.url_path))
 try:
     page.run()
+except Unavailable:  # the database server is restarting or unreachable: nothing is lost, a reload will work
+    logging.getLogger("evalkit.app").exception("the database is unavailable on page %s", page.url_path or "/")
+    st.warning("The survey cannot reach its database just now. Your answers so far are saved: please wait a "
+               "moment and reload the page to continue where you left off.")
 except Exception:  # never a traceback on an evaluator's screen; the details go to the server log
     logging.getLogger("evalkit.app").exception("unexpected error on page %s", page.url_path or "/")
     st.error("Something went wrong on our side. Your answers so far are saved: please reload the page to "

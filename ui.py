@@ -24,7 +24,7 @@ from evalkit.config import ConfigError, LoadedStudy, Metric, RatingTask, open_st
 from evalkit.datasets import DatasetError
 from evalkit.login_limit import LoginLimiter
 from evalkit.sampling import PlanError, Question, plan
-from evalkit.storage import AnswerConflict, Progress, Session, Store, StoreError
+from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, open_store
 from evalkit.survey import Step, SurveyError, current_step, missing_scores, progress_label, record_choice
 
 log = logging.getLogger("evalkit.app")
@@ -64,16 +64,37 @@ def app_pages() -> list[st.Page]:
     ]
 
 
+def secret(name: str) -> str | None:
+    """A value from Streamlit's secrets (``.streamlit/secrets.toml``; Community Cloud's secrets), or None."""
+    try:
+        value = st.secrets.get(name)
+    except Exception:  # no secrets file at all
+        value = None
+    return str(value) if value else None
+
+
+def database_override() -> tuple[str | None, str]:
+    """The database that replaces ``[study] database``, and where it came from.
+
+    ``EVALKIT_DATABASE`` (one process, one deployment) wins over the ``database_url`` secret, which wins
+    over the config: so a hosted app keeps its PostgreSQL URL (and its password) out of the repository.
+    """
+    if os.environ.get("EVALKIT_DATABASE"):
+        return os.environ["EVALKIT_DATABASE"], "EVALKIT_DATABASE"
+    return secret("database_url"), "the database_url secret"
+
+
 @st.cache_resource(show_spinner="Loading the study...")
-def _load_study(config: str, database: str | None) -> LoadedStudy:
-    loaded = open_study(config, database=database)
+def _load_study(config: str, database: str | None, database_from: str) -> LoadedStudy:
+    loaded = open_study(config, database=database, database_from=database_from)
     gc.freeze()  # the pools live as long as the process: keep them out of every later garbage collection
     return loaded
 
 
 @st.cache_resource(show_spinner=False)
-def _open_store(path: str, version: str, _loaded: LoadedStudy) -> Store:
-    store = Store(path)
+def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
+    """One store per process and database (for PostgreSQL: one connection pool)."""
+    store = open_store(_loaded.study.database)
     store.register_study(version, study_summary(_loaded.study))  # the database describes its own tasks
     return store
 
@@ -87,7 +108,7 @@ def _plan(version: str, seed: int, _loaded: LoadedStudy) -> list[Question]:
 def load() -> tuple[LoadedStudy, Store]:
     """The study (parsed once per process) and its store; on a set-up error, a clear message and stop."""
     config = os.environ.get("EVALKIT_CONFIG", str(HERE / "config.toml"))
-    key = (config, os.environ.get("EVALKIT_DATABASE"))
+    key = (config, *database_override())
     held = st.session_state.get("_resources")
     if held is not None and held[0] == key:  # this browser session already looked them up
         return held[1], held[2]

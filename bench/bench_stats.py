@@ -32,7 +32,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalkit import stats
 from evalkit.analysis import Options, analyse, load_frames
-from evalkit.storage import Store, now_iso
+from evalkit.store import now_iso, open_store
 
 SOURCES = ["real", "cera", "heuristic"]
 DOMAINS = ["laptop", "restaurant", "hotel"]
@@ -49,7 +49,7 @@ SUMMARY = {"title": "bench", "tasks": [
 def build(path: Path, sessions: int, answers: int) -> None:
     """A database with sessions x answers evaluation rows (half triplets, a quarter pairwise choices, a quarter
     slider answers) and 10 rating rows each."""
-    Store(path, synchronous="NORMAL").close()
+    open_store(path, synchronous="NORMAL").close()
     rng = random.Random(7)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")
@@ -179,7 +179,7 @@ def main() -> None:
         t0 = time.perf_counter()
         build(path, args.sessions, args.answers)
         built = time.perf_counter() - t0
-        store = Store(path)
+        store = open_store(path)
         store_count = len(store.table("sessions"))
         scan = sqlite3.connect(path)
         floor_t = []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from common import HEADER, fmt_s, row
 
-from evalkit.storage import Store, now_iso
+from evalkit.store import Store, now_iso, open_store
 
 
 def raw_floor(path: Path, n: int) -> float:
@@ -38,7 +38,7 @@ def raw_floor(path: Path, n: int) -> float:
 
 
 def threaded(path: Path, n: int, threads: int = 16) -> tuple[float, int]:
-    store = Store(path)
+    store = open_store(path)
     sessions = [store.create_session(study_version="bench").session_id for _ in range(threads)]
     per = n // threads
     barrier = threading.Barrier(threads + 1)
@@ -65,7 +65,7 @@ def threaded(path: Path, n: int, threads: int = 16) -> tuple[float, int]:
 
 def fill(path: Path, n: int) -> Store:
     """A database already holding n answers (bulk-inserted: 10 answers per session)."""
-    store = Store(path, synchronous="NORMAL")
+    store = open_store(path, synchronous="NORMAL")
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN")
     now = now_iso()
@@ -80,7 +80,7 @@ def fill(path: Path, n: int) -> Store:
     conn.execute("COMMIT")
     conn.close()
     store.close()
-    return Store(path)
+    return open_store(path)
 
 
 def latency(store: Store, samples: int = 300) -> float:

@@ -18,7 +18,7 @@ from .config import ConfigError, LoadedStudy, RatingTask, needed_reviews, open_s
 from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
 from .sampling import PlanError, plan
-from .storage import Store, StoreError, check_database, resolve_database
+from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 
 
 def _open(path: str) -> LoadedStudy:
@@ -33,7 +33,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"Study: {study.title}")
     print(f"Config: {study.path}  (version {loaded.version})")
     print(f"Datasets: {study.datasets}")
-    print(f"Database: {study.database}: {check_database(study.database)}")  # read-only: changes nothing
+    print(f"Database: {describe(study.database)}: {check_database(study.database)}")  # read-only: changes nothing
     f = study.pool
     print(f"Pool filters: {f.min_sentences}..{f.max_sentences} sentences (cut to the first {f.max_sentences}), "
           f"{f.min_chars}..{f.max_chars} characters")
@@ -99,12 +99,30 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_db(path: str) -> Store:
-    """A database for reading (reports, exports): a path or sqlite:///path, never created or written here."""
-    db = resolve_database(path, Path.cwd())
-    if not db.exists():
-        raise ConfigError(f"{path}: database not found")
-    return Store(db, writable=False)
+def _open_db(location: str) -> Store:
+    """A database for reading (reports, exports): a path, sqlite:///path or postgresql://..., never created
+    or written here."""
+    db = resolve_database(location, Path.cwd())
+    if isinstance(db, Path) and not db.exists():
+        raise ConfigError(f"{describe(db)}: database not found")
+    return open_store(db, writable=False)
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    """Copy every table from one database to another (ids included) and check the row counts."""
+    source_db, dest_db = resolve_database(args.source, Path.cwd()), resolve_database(args.destination, Path.cwd())
+    if (isinstance(source_db, Path) and isinstance(dest_db, Path) and source_db.resolve() == dest_db.resolve()) \
+            or source_db == dest_db:
+        raise ConfigError("copy: the source and the destination are the same database")
+    source = _open_db(args.source)
+    try:
+        with open_store(dest_db) as dest:
+            counts = dest.import_from(source, replace=args.replace)
+    finally:
+        source.close()
+    rows = ", ".join(f"{table} {n:,}" for table, n in counts.items())
+    print(f"copied {describe(source_db)} to {describe(dest_db)}: {rows} (row counts checked)")
+    return 0
 
 
 def _report(args: argparse.Namespace) -> Report:
@@ -161,6 +179,9 @@ def _seed(text: str) -> int:
     return value
 
 
+DB_HELP = "the study's database: a SQLite path, sqlite:///path or postgresql://user:password@host:port/db"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m evalkit`` argument parser."""
     parser = argparse.ArgumentParser(prog="python -m evalkit",
@@ -178,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="config.toml", help="study config (default: config.toml)")
     p.set_defaults(func=cmd_plan)
     p = sub.add_parser("report", help="print the results from a database (same numbers as the results page)")
-    p.add_argument("--db", required=True, help="the study's SQLite database")
+    p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
     p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
     p.add_argument("--fast-ms", type=int, default=Options.fast_ms, help="flag answers faster than this (ms)")
@@ -186,9 +207,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("export", help="write all evaluations or ratings as CSV")
     p.add_argument("what", choices=("evaluations", "ratings"))
-    p.add_argument("--db", required=True, help="the study's SQLite database")
+    p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)
+    p = sub.add_parser("copy", help="copy a whole study (every table) between databases, e.g. SQLite to PostgreSQL")
+    p.add_argument("source", help="the database to copy from: a SQLite path, sqlite:///path or postgresql://...")
+    p.add_argument("destination", help="the database to copy into; created if it is a new SQLite file")
+    p.add_argument("--replace", action="store_true", help="delete what the destination holds first")
+    p.set_defaults(func=cmd_copy)
     return parser
 
 

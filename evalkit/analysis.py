@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .storage import Store
+from .store import JsonField, Sampled, Store
 from .text import csv_safe
 
 __all__ = [
@@ -70,9 +70,6 @@ EVALUATION_COLUMNS = ["id", "session_id", "task", "kind", "question_index", "slo
 RATING_COLUMNS = ["id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
                   "time_spent_ms", "created_at"]
 
-#: The slider's button, taken out of the ``detail`` JSON in SQL (only on rows that have one; most are '{}').
-_BUTTON_SQL = ("CASE WHEN detail <> '{}' AND instr(detail, '\"button\"') > 0 AND json_valid(detail)"
-               " THEN json_extract(detail, '$.button') END")
 #: How many answer timestamps the timeline needs (it draws at most a few hundred points).
 TIMELINE_SAMPLES = 4000
 #: What the analysis reads of the evaluations (not the JSON columns, which only the CSV export needs).
@@ -82,7 +79,9 @@ EVALUATION_READ = (
     ("response", "response", "category"), ("review_source", "review_source", "category"),
     ("domain", "domain", "category"), ("time_spent_ms", "time_spent_ms", "int"),
     ("left_source", "left_source", "category"), ("right_source", "right_source", "category"),
-    ("matched", "matched", "int"), ("button", _BUTTON_SQL, "category"),
+    ("matched", "matched", "int"),
+    ("button", JsonField("detail", "button"), "category"),  # the slider's button, read out of the JSON
+    ("created_at_sample", Sampled("created_at", TIMELINE_SAMPLES), "text"),
 )
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
 RATING_READ = (
@@ -131,11 +130,8 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
         evaluations = pd.DataFrame(store.table("evaluations"), columns=EVALUATION_COLUMNS)
         ratings = pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS)
     else:
-        newest = store.data_version()[0]  # the largest evaluation id
-        step = max(1, newest // TIMELINE_SAMPLES)
-        sample = (("created_at_sample", f"CASE WHEN id % {step} = 0 OR id >= {newest} THEN created_at END", "text"),)
         read = store.read_tables({"sessions": ("sessions", SESSION_READ),
-                                  "evaluations": ("evaluations", EVALUATION_READ + sample),
+                                  "evaluations": ("evaluations", EVALUATION_READ),
                                   "ratings": ("ratings", RATING_READ)})
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
     return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())

@@ -34,7 +34,7 @@ from .datasets import (
     read_file_bytes,
     review_counts,
 )
-from .storage import StoreError, resolve_database
+from .store import Database, StoreError, resolve_database
 
 __all__ = [
     "BiasControls",
@@ -201,7 +201,7 @@ class Study:
     path: Path
     title: str
     datasets: Path
-    database: Path
+    database: Database  # a SQLite file's path, or a PostgreSQL URL (str; print it with store.describe)
     completion_url: str
     seed: int
     estimated_minutes: int | None
@@ -432,7 +432,8 @@ def _task(data: Any, file: Path, base: Path, n: int) -> Task:
     return task
 
 
-def load_study(path: str | Path = "config.toml", *, database: str | Path | None = None) -> Study:
+def load_study(path: str | Path = "config.toml", *, database: str | Path | None = None,
+               database_from: str = "EVALKIT_DATABASE") -> Study:
     """Parse and validate ``config.toml`` (no dataset reading beyond file checks).
 
     Relative paths in the config are relative to the config file's folder.
@@ -460,7 +461,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         if database is not None:  # EVALKIT_DATABASE or a test's override
             db = resolve_database(database, Path.cwd())
     except StoreError as exc:
-        where = "key 'database'" if database is None else "the database override (EVALKIT_DATABASE)"
+        where = "key 'database'" if database is None else f"the database override ({database_from})"
         raise ConfigError(f"{path.name}: [study] {where}: {exc}") from None
     completion_url = st.str("completion_url", "", nonempty=False).strip()
     if completion_url:
@@ -531,7 +532,8 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
             names.fail(key, f"is not a domain of any task{hint}; the tasks' domains: "
                             f"{', '.join(sorted(set(known))) or 'none'}")
     return Study(
-        path=path.resolve(), title=title.strip(), datasets=datasets, database=db.resolve(),
+        path=path.resolve(), title=title.strip(), datasets=datasets,
+        database=db.resolve() if isinstance(db, Path) else db,
         completion_url=completion_url, seed=seed, estimated_minutes=minutes, consent_text=consent_text,
         description=description, pool=pool, bias=bias, tasks=tasks, record_user_agent=record_user_agent,
         config_sha256=hashlib.sha256(raw).hexdigest(), domain_names=tuple(sorted(domain_names.items())),
@@ -628,13 +630,14 @@ def study_version(study: Study) -> str:
     return h.hexdigest()[:16]
 
 
-def open_study(path: str | Path = "config.toml", *, database: str | Path | None = None) -> LoadedStudy:
+def open_study(path: str | Path = "config.toml", *, database: str | Path | None = None,
+               database_from: str = "EVALKIT_DATABASE") -> LoadedStudy:
     """Load the config, the review pools and the rating items, and check them together.
 
     Raises :class:`ConfigError` for config mistakes and :class:`DatasetError`
     for broken data files; both messages name the file.
     """
-    study = load_study(path, database=database)
+    study = load_study(path, database=database, database_from=database_from)
     pools = load_pools(study.datasets, **study.pool.as_kwargs())
     check_pools(study, pools)
     for source, domain in pools:  # build the length indexes now, not during an evaluator's first click

@@ -19,7 +19,7 @@ from typing import Literal
 from .config import Metric, RatingTask, Study, Task
 from .datasets import RatingItem
 from .sampling import Question
-from .storage import Answer, Progress, Rating, Session, Store
+from .store import Answer, Progress, Rating, Session, Store
 
 __all__ = [
     "EXTERNAL_ID_PARAMS",

@@ -7,7 +7,7 @@ import logging
 import streamlit as st
 
 import ui
-from evalkit.storage import ParticipantHasSession
+from evalkit.store import ParticipantHasSession
 from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
 
 log = logging.getLogger("evalkit.app")

@@ -39,7 +39,7 @@ from evalkit.export import (
     ratings_text,
     results_csv,
 )
-from evalkit.storage import Store, StoreError
+from evalkit.store import Store, StoreError, describe
 from evalkit.text import csv_safe
 
 st.set_page_config(page_title="Results", layout="wide")
@@ -52,11 +52,7 @@ REFRESH_SECONDS = 3
 
 def configured_password() -> str | None:
     """The results password from secrets or the environment; None when neither is set."""
-    try:
-        value = st.secrets.get("results_password")
-    except Exception:  # no secrets file at all
-        value = None
-    value = value or os.environ.get("EVALKIT_RESULTS_PASSWORD")
+    value = ui.secret("results_password") or os.environ.get("EVALKIT_RESULTS_PASSWORD")
     return str(value) if value else None
 
 
@@ -184,7 +180,8 @@ def exported(what: str, generate: Callable[[], str]) -> Callable[[], str]:
 state = store.survey_state()
 top = st.columns([3, 2, 2])
 with top[0]:
-    st.caption(f"{loaded.study.title} · study version {loaded.version} · database `{loaded.study.database.name}`")
+    database = describe(loaded.study.database, short=True)
+    st.caption(f"{loaded.study.title} · study version {loaded.version} · database `{database}`")
 with top[1]:
     labels = {"open": ":green[open]", "paused": ":orange[paused for new evaluators]", "ended": ":red[ended]"}
     st.markdown(f"**Survey:** {labels[state]}")

@@ -35,3 +35,36 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if os.environ.get(REQUIRE_VARIABLE) == "1":
         pytest.fail(f"{problem}, and {REQUIRE_VARIABLE}=1 says it is required", pytrace=False)
     pytest.skip(problem)
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server for the whole test run (tests/pg.py); skips, or fails under
+    EVALKIT_REQUIRE_POSTGRES=1, where none can be started."""
+    from tests import pg
+
+    why = pg.problem()
+    if why is not None:
+        if os.environ.get(pg.REQUIRE_VARIABLE) == "1":
+            pytest.fail(f"{why}, and {pg.REQUIRE_VARIABLE}=1 says PostgreSQL is required", pytrace=False)
+        pytest.skip(why)
+    server = pg.PgServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """The URL of a fresh, empty PostgreSQL database (with a password in it)."""
+    return pg_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request, tmp_path) -> str:
+    """A fresh database of each backend: a SQLite path, then a PostgreSQL URL (the contract suite)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "sub" / "db.sqlite")
+    return request.getfixturevalue("pg_url")

@@ -284,12 +284,12 @@ def filled_db(tmp_path: Path) -> Path:
 
     from evalkit.config import open_study, study_summary
     from evalkit.sampling import plan
-    from evalkit.storage import Store
+    from evalkit.store import open_store
     from evalkit.survey import finish_rating, record_choice, record_item_rating
 
     loaded = open_study(ROOT / "config.toml")
     path = tmp_path / "db.sqlite"
-    store = Store(path)
+    store = open_store(path)
     store.register_study(loaded.version, study_summary(loaded.study))
     rng = random.Random(3)
     task = loaded.study.task("novelty")
@@ -308,9 +308,9 @@ def filled_db(tmp_path: Path) -> Path:
 
 
 def test_report_cli_prints_the_same_numbers_as_analyse(filled_db: Path) -> None:
-    from evalkit.storage import Store
+    from evalkit.store import open_store
 
-    store = Store(filled_db)
+    store = open_store(filled_db)
     report = analyse(load_frames(store))
     store.close()
     md = run_cli("report", "--db", str(filled_db))
@@ -354,9 +354,9 @@ def flat_report(report) -> dict:
 def test_columnar_frames_give_the_same_report_as_plain_frames(filled_db: Path) -> None:
     """load_frames' categoricals (integer codes) and the plain string frames of load_frames(full=True)
     must give the same numbers: the analysis codes plain columns itself."""
-    from evalkit.storage import Store
+    from evalkit.store import open_store
 
-    store = Store(filled_db)
+    store = open_store(filled_db)
     columnar, plain = load_frames(store), load_frames(store, full=True)
     store.close()
     assert isinstance(columnar.evaluations["review_source"].dtype, pd.CategoricalDtype)
@@ -442,9 +442,9 @@ def test_timeline_is_thinned_and_cumulative() -> None:
 
 
 def test_csv_export_needs_every_column(filled_db: Path) -> None:
-    from evalkit.storage import Store
+    from evalkit.store import open_store
 
-    store = Store(filled_db)
+    store = open_store(filled_db)
     with pytest.raises(ValueError, match=r"full=True"):
         evaluations_csv(load_frames(store))
     assert evaluations_csv(load_frames(store, full=True)).startswith("evaluatorName,sessionId")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from evalkit.config import open_study
 from evalkit.sampling import plan
-from evalkit.storage import Store
+from evalkit.store import open_store
 from tests.helpers import ROOT, copy_demo, make_read_only, write_reviews
 
 
@@ -85,14 +85,24 @@ def test_check_opens_the_database_and_names_the_problem(tmp_path: Path) -> None:
     assert out.returncode == 1 and "it is a folder, not a database file" in out.stderr
 
 
-def test_check_refuses_a_database_url_with_the_password_masked(tmp_path: Path) -> None:
+def test_check_refuses_an_unknown_database_url_with_the_password_masked(tmp_path: Path) -> None:
     cfg = copy_demo(tmp_path)
-    url = "postgresql://alice:s3cret@db.example.org/evalkit"
+    url = "mysql://alice:s3cret@db.example.org/evalkit"
     cfg.write_text(re.sub(r"(?m)^database = .*$", f'database = "{url}"', cfg.read_text()))
     out = run("check", str(cfg))
     assert out.returncode == 1
-    assert "key 'database'" in out.stderr and "not supported yet" in out.stderr and "s3cret" not in out.stderr
-    assert not (tmp_path / "postgresql:").exists()
+    assert "key 'database'" in out.stderr and "not supported" in out.stderr and "s3cret" not in out.stderr
+    assert not (tmp_path / "mysql:").exists()
+
+
+def test_check_names_an_unreachable_postgresql_server_without_its_password(tmp_path: Path) -> None:
+    cfg = copy_demo(tmp_path)
+    url = "postgresql://alice:s3cret@127.0.0.1:1/evalkit"  # nothing listens on port 1
+    cfg.write_text(re.sub(r"(?m)^database = .*$", f'database = "{url}"', cfg.read_text()))
+    out = run("check", str(cfg), "--samples", "0")
+    assert out.returncode == 1
+    assert "cannot open the database postgresql://alice:***@127.0.0.1:1/evalkit" in out.stderr
+    assert "s3cret" not in out.stderr + out.stdout
 
 
 def test_check_warns_loudly_about_unmatched_questions_and_fails_with_strict(tmp_path: Path) -> None:
@@ -120,7 +130,7 @@ def test_check_reports_a_file_whose_texts_are_all_empty(tmp_path: Path) -> None:
 
 def test_report_reads_a_read_only_database_and_refuses_a_broken_one(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite"
-    Store(path).close()
+    open_store(path).close()
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     undo = make_read_only(path)
@@ -141,11 +151,10 @@ def _evil_db(tmp_path: Path) -> Path:
     import random
 
     from evalkit.config import study_summary
-    from evalkit.storage import Store
     from evalkit.survey import record_choice, record_item_rating
 
     loaded = open_study(ROOT / "config.toml")
-    store = Store(tmp_path / "evil.sqlite")
+    store = open_store(tmp_path / "evil.sqlite")
     store.register_study(loaded.version, study_summary(loaded.study))
     rng = random.Random(1)
     task = loaded.study.task("novelty")
@@ -197,7 +206,7 @@ def test_report_to_stdout_has_no_control_characters(tmp_path: Path) -> None:
 
 
 def test_check_uses_evalkit_database_as_the_app_does(tmp_path: Path) -> None:
-    out = run("check", "--samples", "0", env={"EVALKIT_DATABASE": "postgresql://u:secretpw@h/db"})
+    out = run("check", "--samples", "0", env={"EVALKIT_DATABASE": "mysql://u:secretpw@h/db"})
     assert out.returncode == 1 and "EVALKIT_DATABASE" in out.stderr and "secretpw" not in out.stderr
     folder = tmp_path / "db.sqlite"
     folder.mkdir()

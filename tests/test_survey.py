@@ -6,7 +6,7 @@ import pytest
 
 from evalkit.config import open_study
 from evalkit.sampling import plan
-from evalkit.storage import Progress
+from evalkit.store import Progress
 from evalkit.survey import current_step, progress_label
 from tests.helpers import make_token_study
 

@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from evalkit.config import LoadedStudy, open_study
-from evalkit.storage import Store
+from evalkit.store import Store, open_store
 from tests.helpers import ROOT, make_token_study
 
 APP = str(ROOT / "app.py")
@@ -19,7 +19,7 @@ APP = str(ROOT / "app.py")
 class Harness:
     """Starts app runs like a browser would (a new AppTest = a new tab or a refresh)."""
 
-    def __init__(self, config: Path, database: Path) -> None:
+    def __init__(self, config: Path, database: Path | str) -> None:
         self.config, self.database = config, database
 
     def app(self, **query: str) -> AppTest:
@@ -30,7 +30,7 @@ class Harness:
 
     @property
     def store(self) -> Store:
-        return Store(self.database)
+        return open_store(self.database)
 
     @property
     def loaded(self) -> LoadedStudy:
@@ -39,10 +39,13 @@ class Harness:
 
 @pytest.fixture
 def make_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Harness]]:
-    def make(config: Path | None = None, **token_study: object) -> Harness:
+    def make(config: Path | None = None, database: Path | str | None = None, **token_study: object) -> Harness:
+        """A study (the token study unless ``config``) on ``database`` (default: a new SQLite file; a
+        PostgreSQL URL runs the same pages against the server)."""
         if config is None:
             config = make_token_study(tmp_path / "study", **token_study)  # type: ignore[arg-type]
-        database = tmp_path / "responses.sqlite"
+        if database is None:
+            database = tmp_path / "responses.sqlite"
         monkeypatch.setenv("EVALKIT_CONFIG", str(config))
         monkeypatch.setenv("EVALKIT_DATABASE", str(database))
         return Harness(config, database)

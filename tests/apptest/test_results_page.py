@@ -261,14 +261,14 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
 
 
 def test_a_failed_read_is_reported_not_raised(harness: Harness, monkeypatch) -> None:
-    from evalkit.storage import Store, StoreError
+    from evalkit.store import SQLiteStore, StoreError
 
     fill(harness, 2)
 
     def broken(self, requests, **kwargs):
         raise StoreError("reading evaluations from x.sqlite failed: MemoryError")
 
-    monkeypatch.setattr(Store, "read_tables", broken)
+    monkeypatch.setattr(SQLiteStore, "read_tables", broken)
     at = unlock(results_app(harness))
     assert not at.exception
     assert any("could not be read" in e.value and "MemoryError" in e.value for e in at.error)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.storage import Store
+from evalkit.store import Store, open_store
 from tests.apptest.conftest import Harness, button, texts
 from tests.helpers import make_read_only
 
@@ -133,7 +133,7 @@ def test_a_database_folder_gives_the_set_up_message(harness: Harness) -> None:
 
 
 def test_a_read_only_database_gives_the_set_up_message(harness: Harness) -> None:
-    Store(harness.database).close()
+    open_store(harness.database).close()
     for suffix in ("-wal", "-shm"):
         Path(f"{harness.database}{suffix}").unlink(missing_ok=True)
     undo = make_read_only(harness.database)
@@ -145,11 +145,11 @@ def test_a_read_only_database_gives_the_set_up_message(harness: Harness) -> None
 
 def test_a_database_url_is_refused_not_taken_as_a_file_name(harness: Harness, monkeypatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("EVALKIT_DATABASE", "postgresql://alice:s3cret@db.example.org:5432/evalkit")
+    monkeypatch.setenv("EVALKIT_DATABASE", "mysql://alice:s3cret@db.example.org:3306/evalkit")
     message = _setup_message(harness.app())
-    assert "EVALKIT_DATABASE" in message and "not supported yet" in message and "alice:***@" in message
+    assert "EVALKIT_DATABASE" in message and "not supported" in message and "alice:***@" in message
     assert "s3cret" not in message
-    assert not (tmp_path / "postgresql:").exists()
+    assert not (tmp_path / "mysql:").exists()
 
 
 def test_set_up_messages_show_no_absolute_server_paths(harness: Harness) -> None:

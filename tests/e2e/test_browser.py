@@ -16,7 +16,7 @@ import pytest
 
 from evalkit.config import open_study
 from evalkit.sampling import plan
-from evalkit.storage import Store
+from evalkit.store import open_store
 from tests.e2e.conftest import OUT, RESULTS_PASSWORD
 from tests.helpers import SOURCES
 
@@ -122,7 +122,7 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     page.wait_for_timeout(500)
     wait_for_app_run(page)
     expect(page.get_by_text("Question 3 of 3")).to_be_visible()
-    with Store(database) as store:  # the double click stored one answer and did not answer question 3
+    with open_store(database) as store:  # the double click stored one answer and did not answer question 3
         assert sorted(a.question_index for a in store.answers(task="turing")) == [0, 1]
     page.reload()
     wait_for_app_run(page)
@@ -214,7 +214,7 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
         "127.0.0.1"}, sorted({r for r in requests if urlsplit(r).hostname != "127.0.0.1"})
 
     # the database: exactly one row per question, sources recorded server-side
-    store = Store(database)
+    store = open_store(database)
     loaded = open_study(config, database=database)
     [session] = store.sessions()
     assert session.session_id == token and session.status == "completed" and session.completion_code == code
@@ -271,7 +271,7 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
 
     url, config, database = server
     loaded = open_study(config, database=database)
-    with Store(database) as store:  # three evaluators who finished the study (the test may run alone)
+    with open_store(database) as store:  # three evaluators who finished the study (the test may run alone)
         store.register_study(loaded.version, study_summary(loaded.study))
         for k in range(3):
             done = store.create_session(study_version=loaded.version, evaluator_name=f"Finished Evaluator {k}")
@@ -303,7 +303,7 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
     def metric(label: str):
         return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
 
-    with Store(database) as store:
+    with open_store(database) as store:
         before = len(store.answers())
     expect(metric("Answers")).to_have_text(str(before), timeout=20_000)
     wait_for_app_run(page)
@@ -325,7 +325,7 @@ def test_results_page_login_live_update_and_csv_download(server, browser) -> Non
     assert updated.inner_text() == rendered
 
     # another evaluator answers, in another session and process: the page updates without a click
-    with Store(database) as store:
+    with open_store(database) as store:
         other = store.create_session(study_version=loaded.version, evaluator_name="Live Evaluator")
         question = plan(loaded.study, loaded.pools, other.seed)[0]
         record_choice(store, other, question, "B", 4321)

@@ -1,0 +1,876 @@
+"""The storage interface, written once: records, errors, and every rule of what is stored.
+
+:class:`Store` holds the whole behaviour of the response store in SQL that
+SQLite and PostgreSQL both run (``?`` placeholders, ``INSERT ... ON CONFLICT
+DO NOTHING RETURNING``, ``ON CONFLICT (key) DO UPDATE``). A backend supplies
+only what differs: how connections are made and pooled, how a write
+transaction starts, the schema's DDL, the errors its driver raises, and the
+columnar reader. So the exactly-once and conflict rules cannot drift apart
+between backends: there is one copy of them.
+
+Exactly once: ``UNIQUE(session_id, task, question_index)`` on answers and
+``UNIQUE(session_id, task, question_index, metric)`` on ratings. Writing the
+same answer again returns the stored row (``created=False``); a *different*
+answer to an answered question raises :class:`AnswerConflict` and is never
+overwritten. Multi-row writes (a rating with all its metrics, finishing a
+block, deleting a session) are one transaction.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import functools
+import json
+import re
+import secrets
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
+SCHEMA_VERSION = 2
+#: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
+#: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # sessions are listed in start order on every backend (SQLite's rowid order does not exist elsewhere)
+    2: ("CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at, session_id)",),
+}
+TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log")
+#: The order rows are listed and exported in, the same on every backend.
+TABLE_ORDER = {"sessions": "started_at, session_id", "evaluations": "id", "ratings": "id",
+               "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id"}
+#: Every table's columns, in order (the same on every backend: a researcher's SQL and the exports do not change).
+COLUMNS = {
+    "sessions": ("session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
+                 "completed_at", "user_agent", "status", "completion_code", "meta"),
+    "evaluations": ("id", "session_id", "task", "kind", "question_index", "slot", "response", "review_source",
+                    "domain", "time_spent_ms", "left_source", "right_source", "sources", "item_ids", "matched",
+                    "detail", "created_at"),
+    "ratings": ("id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
+                "time_spent_ms", "created_at"),
+    "task_status": ("session_id", "task", "finished_at"),
+    "settings": ("key", "value", "updated_at"),
+    "admin_log": ("id", "at", "actor", "action", "detail"),
+}
+#: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
+HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
+SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
+SURVEY_STATES = ("open", "paused", "ended")
+COLUMN_KINDS = ("int", "real", "text", "category")
+_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+_TOKEN = re.compile(r"^[0-9a-f]{32}$")
+_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are typed by hand
+
+
+class StoreError(Exception):
+    """A storage operation was refused or failed; the message says why (passwords masked)."""
+
+
+class AnswerConflict(StoreError):
+    """A different answer to an already answered question."""
+
+
+class UnknownSession(StoreError):
+    """No session has this token."""
+
+
+class Unavailable(StoreError):
+    """The database could not be reached, or dropped the connection during a call. Trying again later is
+    safe: every write is exactly once. ``retry`` says whether an immediate retry may help (a dropped
+    connection: yes; a server that cannot be reached within the pool's timeout: no, it would only wait again).
+    """
+
+    def __init__(self, message: str, *, retry: bool = True) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+class ParticipantHasSession(StoreError):
+    """This participant (external id) already has a session; it is in ``session``."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(f"participant {session.external_id!r} already has a session")
+        self.session = session
+
+
+def now_iso() -> str:
+    """UTC timestamp with milliseconds, ISO 8601 (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_valid_token(token: object) -> bool:
+    """True for a well-formed session token (32 lowercase hex characters, a uuid4 hex)."""
+    return isinstance(token, str) and bool(_TOKEN.match(token))
+
+
+def new_completion_code(length: int = 10) -> str:
+    """An unguessable completion code (about 5 bits per character), easy to type."""
+    return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(length))
+
+
+def mask_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "<a database URL that cannot be parsed>"
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    if any(k.lower() == "password" for k, _ in query):  # libpq also takes ?password=...
+        masked = [(k, "***" if k.lower() == "password" else v) for k, v in query]
+        parts = parts._replace(query=urllib.parse.urlencode(masked, safe="*"))
+    if password is None:
+        return urllib.parse.urlunsplit(parts)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` (a password) replaced by ``***``."""
+    return text.replace(secret, "***") if secret else text
+
+
+# ----------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Session:
+    """One evaluator's session (row of ``sessions``)."""
+
+    session_id: str
+    evaluator_name: str
+    external_id: str
+    seed: int
+    study_version: str
+    started_at: str
+    completed_at: str | None
+    user_agent: str
+    status: str
+    completion_code: str | None
+    meta: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Session:
+        """A session from a stored row (any mapping with the table's columns)."""
+        return cls(
+            session_id=row["session_id"], evaluator_name=row["evaluator_name"] or "",
+            external_id=row["external_id"] or "", seed=int(row["seed"]), study_version=row["study_version"],
+            started_at=row["started_at"], completed_at=row["completed_at"], user_agent=row["user_agent"] or "",
+            status=row["status"], completion_code=row["completion_code"],
+            meta=json.loads(row["meta"]) if row["meta"] else {},
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One stored answer (row of ``evaluations``). ``created`` is False when it was already stored."""
+
+    id: int
+    session_id: str
+    task: str
+    kind: str
+    question_index: int
+    slot: int | None
+    response: str
+    review_source: str | None
+    domain: str | None
+    time_spent_ms: int | None
+    left_source: str | None
+    right_source: str | None
+    sources: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    matched: bool | None
+    detail: dict[str, Any]
+    created_at: str
+    created: bool = True
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], created: bool = True) -> Answer:
+        """An answer from a stored row."""
+        return cls(
+            id=row["id"], session_id=row["session_id"], task=row["task"], kind=row["kind"] or "",
+            question_index=row["question_index"], slot=row["slot"], response=row["response"],
+            review_source=row["review_source"], domain=row["domain"], time_spent_ms=row["time_spent_ms"],
+            left_source=row["left_source"], right_source=row["right_source"],
+            sources=tuple(json.loads(row["sources"] or "[]")), item_ids=tuple(json.loads(row["item_ids"] or "[]")),
+            matched=None if row["matched"] is None else bool(row["matched"]),
+            detail=json.loads(row["detail"]) if row["detail"] else {}, created_at=row["created_at"], created=created,
+        )
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One stored rubric score (row of ``ratings``); ``score`` is None for a free-text-only row."""
+
+    id: int
+    session_id: str
+    task: str
+    question_index: int
+    item_id: str
+    metric: str
+    score: int | None
+    comment: str
+    time_spent_ms: int | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a session stands: answered question indexes, rated items and finished blocks, per task."""
+
+    answered: dict[str, set[int]]
+    rated: dict[str, dict[int, str]]
+    finished: set[str]
+
+
+# ----------------------------------------------------------------------------- columnar read requests
+
+
+@dataclass(frozen=True)
+class JsonField:
+    """The value of ``key`` in a JSON text column (NULL where the row has no such key)."""
+
+    column: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """A column's value on about ``samples`` rows evenly spaced by ``id`` and on the newest row; NULL elsewhere.
+
+    (The results page's timeline draws a few hundred points: reading every timestamp of a million answers
+    would cost more than the rest of the analysis.)
+    """
+
+    column: str
+    samples: int
+
+
+#: Where a read column comes from: a column name, a key of a JSON column, or a sampled column.
+Source = str | JsonField | Sampled
+#: One column of a columnar read: (name in the result, source, kind); kind is int, real, text or category
+#: (text, dictionary-encoded).
+ColumnSpec = tuple[str, Source, str]
+
+
+def sampled_sql(source: Sampled, newest: int) -> str:
+    """SQL (both backends) for a :class:`Sampled` column of a table whose largest ``id`` is ``newest``."""
+    step = max(1, newest // max(1, source.samples))
+    return f"CASE WHEN id % {step} = 0 OR id >= {newest} THEN {source.column} END"
+
+
+def source_sql(source: Source, newest: int, json_sql: Callable[[str, str], str]) -> str:
+    """SQL for a column's source: a column name as it is, a :class:`Sampled` column by :func:`sampled_sql`,
+    a :class:`JsonField` by the backend's ``json_sql(column, key)``."""
+    if isinstance(source, JsonField):
+        return json_sql(source.column, source.key)
+    if isinstance(source, Sampled):
+        return sampled_sql(source, newest)
+    return source
+
+
+def check_columns(table: str, columns: Sequence[ColumnSpec]) -> None:
+    """ValueError unless ``table`` is a store table and every column spec is well formed (no SQL gets in)."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}")
+    for name, source, kind in columns:
+        names = [name, source] if isinstance(source, str) else [name, source.column]
+        if isinstance(source, JsonField):
+            names.append(source.key)
+        if kind not in COLUMN_KINDS or not all(isinstance(n, str) and _NAME.match(n) for n in names):
+            raise ValueError(f"bad column spec {name!r} ({source!r}, {kind!r})")
+
+
+T = TypeVar("T")
+
+
+def retried(method: Callable[..., T]) -> Callable[..., T]:
+    """Retry an idempotent store method once when the connection dropped (a server restart, a failover).
+
+    Only for methods that are safe to run twice: every write they make is exactly once, so a retry after
+    a commit whose acknowledgement was lost finds the row and returns it.
+    """
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        for attempt in range(self.retries + 1):
+            try:
+                return method(self, *args, **kwargs)
+            except Unavailable as exc:
+                if attempt == self.retries or not exc.retry:
+                    raise
+        raise AssertionError("unreachable")
+    return wrapper
+
+
+class Store(abc.ABC):
+    """Storage of sessions, answers, ratings, settings and the admin log (the interface the app uses).
+
+    Open one with :func:`evalkit.store.open_store`. One store is shared by every
+    Streamlit script thread of a process; several processes may use the same
+    database. Every write is committed before the method returns.
+    """
+
+    #: Times an idempotent method is retried after a dropped connection (0: SQLite has no connections to drop).
+    retries = 0
+    #: Text naming the database in messages (a path, or a URL with its password masked).
+    where: str = ""
+
+    # ------------------------------------------------------------------ what a backend provides
+
+    @abc.abstractmethod
+    def _conn(self) -> contextlib.AbstractContextManager[Any]:
+        """A connection in autocommit mode (each statement its own transaction)."""
+
+    @abc.abstractmethod
+    def _write(self) -> contextlib.AbstractContextManager[Any]:
+        """A connection inside a write transaction, committed on exit (rolled back on an exception)."""
+
+    @abc.abstractmethod
+    def _read(self) -> contextlib.AbstractContextManager[Any]:
+        """A connection inside a read-only transaction: every query sees one snapshot."""
+
+    @abc.abstractmethod
+    def _exec(self, conn: Any, sql: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        """Run one statement (``?`` placeholders); returns a cursor whose rows are mappings."""
+
+    @abc.abstractmethod
+    def _exec_many(self, conn: Any, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each row of parameters."""
+
+    @abc.abstractmethod
+    def _is_foreign_key_error(self, exc: BaseException) -> bool:
+        """True when ``exc`` is the driver's foreign-key violation (an unknown session)."""
+
+    @property
+    @abc.abstractmethod
+    def _driver_errors(self) -> tuple[type[BaseException], ...]:
+        """The driver's exception classes (turned into :class:`StoreError` by the copy)."""
+
+    @abc.abstractmethod
+    def read_tables(self, requests: Mapping[str, tuple[str, Sequence[ColumnSpec]]], *,
+                    threads: int = 2) -> dict[str, pa.Table]:
+        """Columns of several tables as Arrow tables, for the analysis of large studies.
+
+        ``requests`` maps a name to ``(table, columns)``; each column is ``(name, source, kind)``
+        (:data:`ColumnSpec`) with kind ``int``, ``real``, ``text`` or ``category`` (text,
+        dictionary-encoded). Every value is cast to its kind (NULL stays NULL). Rows come in the
+        backend's scan order; callers that need an order sort by a column.
+        """
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release every connection (the store cannot be used afterwards)."""
+
+    def _import_rows(self, conn: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Insert rows as they are (ids included), inside ``conn``'s transaction (``evalkit copy``)."""
+        marks = ", ".join("?" * len(columns))
+        self._exec_many(conn, f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+    def _after_import(self, conn: Any) -> None:  # noqa: B027 - a hook: nothing to do unless a backend says so
+        """After rows were imported with their ids (PostgreSQL moves its id sequences past them)."""
+
+    def _stream(self, table: str) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table`` as tuples of :data:`COLUMNS` order, in :data:`TABLE_ORDER`."""
+        with self._read() as conn:
+            cur = self._exec(conn, f"SELECT {', '.join(COLUMNS[table])} FROM {table} ORDER BY {TABLE_ORDER[table]}")
+            while batch := cur.fetchmany(5000):
+                for row in batch:
+                    yield tuple(row[c] for c in COLUMNS[table])
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ schema (shared part)
+
+    def _migrate(self, conn: Any, *, fresh_ok: bool = True) -> None:
+        """Inside the schema transaction: record or check the version, run the migrations, prove a write."""
+        row = self._exec(conn, "SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+        version = int(row["value"]) if row else 1
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"cannot open the database {self.where}: its schema version {version} is newer than "
+                             f"this evalkit ({SCHEMA_VERSION}); upgrade evalkit")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[target]:
+                self._exec(conn, statement)
+        self._put_setting(conn, "schema_version", str(SCHEMA_VERSION))
+        # prove that a commit works now (a read-only database would otherwise fail only at the first answer)
+        self._put_setting(conn, "opened_at", now_iso())
+
+    def _put_setting(self, conn: Any, key: str, value: str) -> None:
+        self._exec(conn, "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO "
+                         "UPDATE SET value = excluded.value, updated_at = excluded.updated_at", (key, value, now_iso()))
+
+    def schema_version(self) -> int:
+        """The schema version stored in the database."""
+        return int(self.get_setting("schema_version", "1") or 1)
+
+    # ------------------------------------------------------------------ sessions
+
+    def create_session(self, *, study_version: str, evaluator_name: str = "", external_id: str = "",
+                       seed: int | None = None, user_agent: str = "", meta: Mapping[str, Any] | None = None,
+                       one_per_participant: bool = False) -> Session:
+        """Create a session with a fresh uuid4 hex token and (unless given) a random 32-bit seed.
+
+        With ``one_per_participant`` and an ``external_id``, looking for that participant's session and
+        creating the new one happen in one write transaction, so two tabs clicking "start" at the same
+        moment cannot create two: the second gets :class:`ParticipantHasSession` with the first session.
+        Not retried after a dropped connection (a retry would make a second session).
+        """
+        if seed is None:
+            seed = secrets.randbits(32)
+        if not 0 <= int(seed) <= 0xFFFFFFFF:
+            raise ValueError("seed must be in 0..2**32-1")
+        row = {
+            "session_id": uuid.uuid4().hex, "evaluator_name": evaluator_name.strip(),
+            "external_id": external_id.strip(), "seed": int(seed), "study_version": study_version,
+            "started_at": now_iso(), "completed_at": None, "user_agent": user_agent[:500], "status": "active",
+            "completion_code": None, "meta": json.dumps(dict(meta or {}), sort_keys=True),
+        }
+        with self._write() as conn:
+            if one_per_participant and row["external_id"]:
+                self._lock_participant(conn, row["external_id"])
+                earlier = self._find(conn, row["external_id"])
+                if earlier is not None:
+                    raise ParticipantHasSession(earlier)
+            self._exec(conn, f"INSERT INTO sessions ({', '.join(COLUMNS['sessions'])}) VALUES "
+                             f"({', '.join('?' * len(COLUMNS['sessions']))})",
+                       [row[c] for c in COLUMNS["sessions"]])
+        return Session.from_row(row)
+
+    def _lock_participant(self, conn: Any, external_id: str) -> None:  # noqa: B027 - SQLite's BEGIN IMMEDIATE does it
+        """Inside a write transaction: make concurrent starts of one participant take turns."""
+
+    @retried
+    def get_session(self, session_id: object) -> Session | None:
+        """The session with this token, or None (also for a malformed token)."""
+        if not is_valid_token(session_id):
+            return None
+        with self._conn() as conn:
+            row = self._exec(conn, "SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        return Session.from_row(row) if row else None
+
+    def _require(self, conn: Any, session_id: str) -> Mapping[str, Any]:
+        row = self._exec(conn, "SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise UnknownSession(f"no session with token {session_id!r}")
+        return row
+
+    @retried
+    def complete_session(self, session_id: str) -> Session:
+        """Mark a session completed and give it a completion code; idempotent (same code every time)."""
+        with self._write() as conn:
+            row = self._require(conn, session_id)
+            if row["completed_at"] is None:
+                status = "completed" if row["status"] == "active" else row["status"]
+                self._exec(conn, "UPDATE sessions SET completed_at = ?, completion_code = ?, status = ? "
+                                 "WHERE session_id = ? AND completed_at IS NULL",
+                           (now_iso(), row["completion_code"] or new_completion_code(), status, session_id))
+                row = self._require(conn, session_id)
+        return Session.from_row(row)
+
+    def set_session_status(self, session_id: str, status: str, *, actor: str = "system") -> Session:
+        """Set a session's status (active / completed / excluded / trashed) and log who did it."""
+        if status not in SESSION_STATUSES:
+            raise ValueError(f"status must be one of {SESSION_STATUSES}, got {status!r}")
+        with self._write() as conn:
+            old = self._require(conn, session_id)
+            self._exec(conn, "UPDATE sessions SET status = ? WHERE session_id = ?", (status, session_id))
+            self._log(conn, actor, "session_status", {"session_id": session_id, "from": old["status"], "to": status})
+            row = self._require(conn, session_id)
+        return Session.from_row(row)
+
+    @retried
+    def find_session(self, external_id: str) -> Session | None:
+        """The newest non-trashed session with this external id (e.g. a Prolific PID), or None."""
+        if not external_id.strip():
+            return None
+        with self._conn() as conn:
+            return self._find(conn, external_id.strip())
+
+    def _find(self, conn: Any, external_id: str) -> Session | None:
+        row = self._exec(conn, "SELECT * FROM sessions WHERE external_id = ? AND status <> 'trashed' "
+                               "ORDER BY started_at DESC, session_id DESC LIMIT 1", (external_id,)).fetchone()
+        return Session.from_row(row) if row else None
+
+    @retried
+    def sessions(self, status: str | Sequence[str] | None = None) -> list[Session]:
+        """Sessions in the order they started (to the millisecond; ties by token), optionally only those with
+        the given status(es)."""
+        sql, args = "SELECT * FROM sessions", []
+        if status is not None:
+            wanted = [status] if isinstance(status, str) else list(status)
+            sql += f" WHERE status IN ({', '.join('?' * len(wanted))})"
+            args = wanted
+        with self._conn() as conn:
+            rows = self._exec(conn, sql + f" ORDER BY {TABLE_ORDER['sessions']}", args).fetchall()
+        return [Session.from_row(r) for r in rows]
+
+    # ------------------------------------------------------------------ answers
+
+    @retried
+    def record_answer(
+        self,
+        session_id: str,
+        task: str,
+        question_index: int,
+        response: str,
+        *,
+        kind: str = "",
+        slot: int | None = None,
+        review_source: str | None = None,
+        domain: str | None = None,
+        time_spent_ms: int | None = None,
+        left_source: str | None = None,
+        right_source: str | None = None,
+        sources: Sequence[str] = (),
+        item_ids: Sequence[str] = (),
+        matched: bool | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> Answer:
+        """Store one answer, exactly once; returns the stored row.
+
+        Writing the same (session, task, question_index) again returns the row
+        already stored (``created=False``) when the response and detail are the
+        same, and raises :class:`AnswerConflict` when they differ.
+        """
+        if not isinstance(question_index, int) or isinstance(question_index, bool) or question_index < 0:
+            raise ValueError("question_index must be a non-negative int")
+        if not isinstance(response, str) or not response:
+            raise ValueError("response must be a non-empty string")
+        detail_json = json.dumps(dict(detail or {}), sort_keys=True)
+        row = {
+            "session_id": session_id, "task": task, "kind": kind, "question_index": question_index, "slot": slot,
+            "response": response, "review_source": review_source, "domain": domain,
+            "time_spent_ms": None if time_spent_ms is None else int(time_spent_ms),
+            "left_source": left_source, "right_source": right_source, "sources": json.dumps(list(sources)),
+            "item_ids": json.dumps(list(item_ids)), "matched": None if matched is None else int(bool(matched)),
+            "detail": detail_json, "created_at": now_iso(),
+        }
+        columns = [c for c in COLUMNS["evaluations"] if c != "id"]
+        with self._conn() as conn:
+            try:
+                stored = self._exec(
+                    conn, f"INSERT INTO evaluations ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+                          " ON CONFLICT (session_id, task, question_index) DO NOTHING RETURNING *",
+                    [row[c] for c in columns]).fetchall()  # all: SQLite finishes the statement only then
+            except Exception as exc:
+                if self._is_foreign_key_error(exc):
+                    raise UnknownSession(f"no session with token {session_id!r}") from None
+                raise
+            created = bool(stored)
+            stored = stored[0] if stored else None
+            if not created:
+                stored = self._exec(conn, "SELECT * FROM evaluations WHERE session_id = ? AND task = ? AND "
+                                          "question_index = ?", (session_id, task, question_index)).fetchone()
+        answer = Answer.from_row(stored, created=created)
+        if not created and (stored["response"] != response or (stored["detail"] or "{}") != detail_json):
+            raise AnswerConflict(
+                f"question {question_index} of task {task!r} was already answered with {stored['response']!r}; "
+                f"refusing to overwrite it with {response!r}"
+            )
+        return answer
+
+    @retried
+    def answers(self, session_id: str | None = None, task: str | None = None) -> list[Answer]:
+        """Stored answers in insertion order, optionally for one session and/or task."""
+        return [Answer.from_row(r) for r in self._rows("evaluations", session_id, task)]
+
+    @retried
+    def answered(self, session_id: str, task: str) -> set[int]:
+        """Question indexes of ``task`` this session has answered (the source of truth for progress)."""
+        with self._conn() as conn:
+            rows = self._exec(conn, "SELECT question_index FROM evaluations WHERE session_id = ? AND task = ?",
+                              (session_id, task)).fetchall()
+        return {r["question_index"] for r in rows}
+
+    # ------------------------------------------------------------------ ratings
+
+    @retried
+    def record_rating(
+        self,
+        session_id: str,
+        task: str,
+        question_index: int,
+        item_id: str,
+        scores: Mapping[str, int],
+        *,
+        comments: Mapping[str, str] | None = None,
+        comment: str = "",
+        time_spent_ms: int | None = None,
+        finish: bool = False,
+    ) -> list[Rating]:
+        """Store the rubric scores for one rated item (one row per metric), all or nothing, exactly once.
+
+        ``comments`` holds optional per-metric comments; ``comment`` a general
+        one, stored as a row with metric ``"comment"`` and no score. Repeating
+        the identical call returns the stored rows; different scores or a
+        different item for an already rated ``question_index`` raise
+        :class:`AnswerConflict`. With ``finish`` the block is also marked
+        finished (as :meth:`finish_task`) in the same transaction: a crash
+        leaves either both or neither.
+        """
+        if not scores:
+            raise ValueError("at least one score is needed")
+        comments = dict(comments or {})
+        wanted: dict[str, tuple[int | None, str]] = {}
+        for metric, score in scores.items():
+            if metric == "comment":
+                raise ValueError("'comment' is reserved for the general comment")
+            if isinstance(score, bool) or not isinstance(score, int):
+                raise ValueError(f"score for {metric!r} must be an int, got {score!r}")
+            wanted[metric] = (score, comments.get(metric, "").strip())
+        if comment.strip():
+            wanted["comment"] = (None, comment.strip())
+        created_at = now_iso()
+        select = "SELECT * FROM ratings WHERE session_id = ? AND task = ? AND question_index = ? ORDER BY id"
+        with self._write() as conn:
+            self._require(conn, session_id)
+            self._lock_session(conn, session_id)
+            existing = self._exec(conn, select, (session_id, task, question_index)).fetchall()
+            if existing:
+                have = {r["metric"]: (r["score"], r["comment"] or "") for r in existing}
+                items = {r["item_id"] for r in existing}
+                if have != wanted or items != {item_id}:
+                    raise AnswerConflict(
+                        f"rating {question_index} of task {task!r} is already stored (item {sorted(items)[0]!r}); "
+                        "refusing to overwrite it"
+                    )
+                rows = existing
+            else:
+                self._exec_many(
+                    conn, "INSERT INTO ratings (session_id, task, question_index, item_id, metric, score, comment,"
+                          " time_spent_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(session_id, task, question_index, item_id, m, s, c, time_spent_ms, created_at)
+                     for m, (s, c) in wanted.items()])
+                rows = self._exec(conn, select, (session_id, task, question_index)).fetchall()
+            if finish:
+                self._exec(conn, "INSERT INTO task_status (session_id, task, finished_at) VALUES (?, ?, ?) "
+                                 "ON CONFLICT (session_id, task) DO NOTHING", (session_id, task, created_at))
+        return [Rating(**{c: r[c] for c in COLUMNS["ratings"]}) for r in rows]
+
+    def _lock_session(self, conn: Any, session_id: str) -> None:  # noqa: B027 - SQLite's BEGIN IMMEDIATE does it
+        """Inside a write transaction: make concurrent multi-row writes of one session take turns."""
+
+    @retried
+    def ratings(self, session_id: str | None = None, task: str | None = None) -> list[Rating]:
+        """Stored rubric rows in insertion order, optionally for one session and/or task."""
+        return [Rating(**{c: r[c] for c in COLUMNS["ratings"]}) for r in self._rows("ratings", session_id, task)]
+
+    def _rows(self, table: str, session_id: str | None, task: str | None) -> list[Mapping[str, Any]]:
+        where = {k: v for k, v in {"session_id": session_id, "task": task}.items() if v is not None}
+        sql = f"SELECT * FROM {table}"
+        if where:
+            sql += " WHERE " + " AND ".join(f"{k} = ?" for k in where)
+        with self._conn() as conn:
+            return self._exec(conn, sql + " ORDER BY id", list(where.values())).fetchall()
+
+    @retried
+    def rated_items(self, session_id: str, task: str) -> dict[int, str]:
+        """question_index -> item_id of the items this session has rated in ``task``."""
+        with self._conn() as conn:
+            rows = self._exec(conn, "SELECT DISTINCT question_index, item_id FROM ratings WHERE session_id = ? "
+                                    "AND task = ?", (session_id, task)).fetchall()
+        return {r["question_index"]: r["item_id"] for r in rows}
+
+    # ------------------------------------------------------------------ progress
+
+    @retried
+    def finish_task(self, session_id: str, task: str) -> None:
+        """Record that the evaluator finished an open-ended block (e.g. chose "finish" after ratings)."""
+        with self._conn() as conn:
+            try:
+                self._exec(conn, "INSERT INTO task_status (session_id, task, finished_at) VALUES (?, ?, ?) "
+                                 "ON CONFLICT (session_id, task) DO NOTHING", (session_id, task, now_iso()))
+            except Exception as exc:
+                if self._is_foreign_key_error(exc):
+                    raise UnknownSession(f"no session with token {session_id!r}") from None
+                raise
+
+    @retried
+    def snapshot(self, session_id: object) -> tuple[str, Session | None, Progress | None]:
+        """Survey state, the session and its progress, in one read transaction (one per page run)."""
+        with self._read() as conn:
+            row = self._exec(conn, "SELECT value FROM settings WHERE key = 'survey_state'").fetchone()
+            state = row["value"] if row and row["value"] in SURVEY_STATES else "open"
+            session = None
+            if is_valid_token(session_id):
+                found = self._exec(conn, "SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+                session = Session.from_row(found) if found else None
+            progress = self._progress(conn, session.session_id) if session else None
+        return state, session, progress
+
+    @retried
+    def progress(self, session_id: str) -> Progress:
+        """Everything the flow needs to know where this session stands, read in one snapshot."""
+        with self._read() as conn:
+            return self._progress(conn, session_id)
+
+    def _progress(self, conn: Any, session_id: str) -> Progress:
+        answered: dict[str, set[int]] = {}
+        for r in self._exec(conn, "SELECT task, question_index FROM evaluations WHERE session_id = ?", (session_id,)):
+            answered.setdefault(r["task"], set()).add(r["question_index"])
+        rated: dict[str, dict[int, str]] = {}
+        for r in self._exec(conn, "SELECT DISTINCT task, question_index, item_id FROM ratings WHERE session_id = ?",
+                            (session_id,)):
+            rated.setdefault(r["task"], {})[r["question_index"]] = r["item_id"]
+        finished = {r["task"] for r in self._exec(conn, "SELECT task FROM task_status WHERE session_id = ?",
+                                                  (session_id,))}
+        return Progress(answered=answered, rated=rated, finished=finished)
+
+    # ------------------------------------------------------------------ settings and admin log
+
+    @retried
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        """A setting's value, or ``default``."""
+        with self._conn() as conn:
+            row = self._exec(conn, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return row["value"] if row else default
+
+    def set_setting(self, key: str, value: str, *, actor: str = "system") -> None:
+        """Set a setting and log the change."""
+        with self._write() as conn:
+            old = self._exec(conn, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+            self._put_setting(conn, key, value)
+            self._log(conn, actor, "setting", {"key": key, "from": old["value"] if old else None, "to": value})
+
+    def survey_state(self) -> str:
+        """``open`` (default), ``paused`` (no new evaluators) or ``ended`` (nobody)."""
+        state = self.get_setting("survey_state", "open")
+        return state if state in SURVEY_STATES else "open"
+
+    def set_survey_state(self, state: str, *, actor: str = "system") -> None:
+        """Open, pause or end the survey (takes effect on every page's next run)."""
+        if state not in SURVEY_STATES:
+            raise ValueError(f"survey state must be one of {SURVEY_STATES}, got {state!r}")
+        self.set_setting("survey_state", state, actor=actor)
+
+    def _log(self, conn: Any, actor: str, action: str, detail: Mapping[str, Any]) -> None:
+        self._exec(conn, "INSERT INTO admin_log (at, actor, action, detail) VALUES (?, ?, ?, ?)",
+                   (now_iso(), actor, action, json.dumps(dict(detail), sort_keys=True)))
+
+    def log(self, actor: str, action: str, detail: Mapping[str, Any] | None = None) -> None:
+        """Append to the admin log."""
+        with self._write() as conn:
+            self._log(conn, actor, action, detail or {})
+
+    @retried
+    def admin_log(self) -> list[dict[str, Any]]:
+        """The admin log, oldest first."""
+        with self._conn() as conn:
+            rows = self._exec(conn, "SELECT * FROM admin_log ORDER BY id").fetchall()
+        return [{**{c: r[c] for c in COLUMNS["admin_log"]}, "detail": json.loads(r["detail"] or "{}")} for r in rows]
+
+    # ------------------------------------------------------------------ study descriptions and data version
+
+    @retried
+    def register_study(self, version: str, summary: Mapping[str, Any]) -> None:
+        """Keep a description of the study's tasks (per version), so the database describes itself."""
+        value = json.dumps(dict(summary), sort_keys=True)
+        with self._conn() as conn:
+            self._exec(conn, "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO "
+                             "UPDATE SET value = excluded.value WHERE settings.value <> excluded.value",
+                       (f"study:{version}", value, now_iso()))
+
+    @retried
+    def studies(self) -> dict[str, dict[str, Any]]:
+        """Registered study descriptions by version, oldest registration first."""
+        with self._conn() as conn:
+            rows = self._exec(conn, "SELECT key, value FROM settings WHERE key LIKE 'study:%' "
+                                    "ORDER BY updated_at, key").fetchall()
+        return {r["key"][len("study:"):]: json.loads(r["value"]) for r in rows}
+
+    @retried
+    def data_version(self) -> tuple[int, ...]:
+        """An opaque value that changes whenever an answer, rating, session, completion or admin action is
+        written (compare it for equality; nothing else about it is promised).
+
+        Cheap (primary-key maxima and counts over the small tables), so a live page can poll it and
+        recompute only when it changes. Deleting or trashing a session is logged, so it changes too.
+        """
+        with self._conn() as conn:
+            row = self._exec(
+                conn, "SELECT (SELECT coalesce(max(id), 0) FROM evaluations) AS a, (SELECT coalesce(max(id), 0) "
+                      "FROM ratings) AS b, (SELECT count(*) FROM sessions) AS c, (SELECT count(*) FROM sessions "
+                      "WHERE completed_at IS NOT NULL) AS d, (SELECT coalesce(max(id), 0) FROM admin_log) AS e, "
+                      "(SELECT count(*) FROM task_status) AS f").fetchone()
+        return tuple(int(row[k]) for k in "abcdef")
+
+    def delete_session(self, session_id: str, *, actor: str) -> dict[str, int]:
+        """Delete a session and everything it wrote, permanently; logged. Returns the rows deleted."""
+        with self._write() as conn:
+            self._require(conn, session_id)
+            counts = {}
+            for table in ("evaluations", "ratings", "task_status", "sessions"):
+                counts[table] = self._exec(conn, f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
+            self._log(conn, actor, "delete_session", {"session_id": session_id, **counts})
+        return counts
+
+    # ------------------------------------------------------------------ whole tables
+
+    @retried
+    def table(self, name: str) -> list[dict[str, Any]]:
+        """Every row of one table as dicts (for export), in :data:`TABLE_ORDER`."""
+        if name not in TABLES:
+            raise ValueError(f"unknown table {name!r}")
+        return [dict(zip(COLUMNS[name], row, strict=True)) for row in self._stream(name)]
+
+    def read_columns(self, table: str, columns: Sequence[ColumnSpec], **options: Any) -> pa.Table:
+        """Some columns of one table as an Arrow table (see :meth:`read_tables`; ``options`` go to it)."""
+        return self.read_tables({table: (table, columns)}, **options)[table]
+
+    @retried
+    def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        with self._read() as conn:
+            return {t: int(self._exec(conn, f"SELECT count(*) AS n FROM {t}").fetchone()["n"]) for t in TABLES}
+
+    def is_empty(self) -> bool:
+        """True when the database holds no study data (only the settings every fresh database has)."""
+        counts = self.counts()
+        with self._conn() as conn:
+            extra = self._exec(conn, f"SELECT count(*) AS n FROM settings WHERE key NOT IN "
+                                     f"({', '.join('?' * len(HOUSEKEEPING_SETTINGS))})",
+                               HOUSEKEEPING_SETTINGS).fetchone()["n"]
+        return extra == 0 and all(n == 0 for t, n in counts.items() if t != "settings")
+
+    def import_from(self, source: Store, *, replace: bool = False, batch: int = 10_000) -> dict[str, int]:
+        """Copy every table of ``source`` into this store, ids included, in one transaction; returns row counts.
+
+        Refuses (StoreError) when this store already holds study data, unless ``replace``: then its rows
+        are deleted first, in the same transaction (so a failed copy leaves the destination as it was).
+        After the commit the row counts of both stores are compared; a difference raises StoreError.
+        """
+        if not replace and not self.is_empty():
+            raise StoreError(f"the destination {self.where} already holds study data; copy into an empty database, "
+                             "or pass --replace to delete what it holds first")
+        expected = source.counts()
+        try:
+            with self._write() as conn:
+                for table in reversed(TABLES):  # children before the sessions they reference
+                    self._exec(conn, f"DELETE FROM {table}")
+                for table in TABLES:
+                    rows = source._stream(table)
+                    while chunk := [row for _, row in zip(range(batch), rows, strict=False)]:
+                        self._import_rows(conn, table, COLUMNS[table], chunk)
+                self._put_setting(conn, "schema_version", str(SCHEMA_VERSION))  # the destination's schema
+                self._after_import(conn)
+        except (*self._driver_errors, *source._driver_errors) as exc:
+            raise StoreError(f"copying {source.where} to {self.where} failed, nothing was changed: "
+                             f"{type(exc).__name__}: {exc}") from None
+        got = self.counts()
+        if got != expected:
+            raise StoreError(f"copy check failed: {source.where} has {expected} rows, {self.where} has {got}")
+        return got
