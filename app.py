@@ -18,7 +18,7 @@ import logging
 import streamlit as st
 
 from evalkit.store import Unavailable
-from ui import PAGE_ICON, app_pages, page_layout
+from ui import PAGE_ICON, app_pages, page_layout, unavailable_notice
 
 pages = app_pages()
 page = st.navigation(pages, position="hidden")
@@ -30,8 +30,7 @@ try:
     page.run()
 except Unavailable:  # the database server is restarting or unreachable: nothing is lost, a reload will work
     logging.getLogger("evalkit.app").exception("the database is unavailable on page %s", page.url_path or "/")
-    st.warning("The survey cannot reach its database just now. Your answers so far are saved: please wait a "
-               "moment and reload the page to continue where you left off.")
+    unavailable_notice()
 except Exception:  # never a traceback on an evaluator's screen; the details go to the server log
     logging.getLogger("evalkit.app").exception("unexpected error on page %s", page.url_path or "/")
     st.error("Something went wrong on our side. Your answers so far are saved: please reload the page to "

@@ -24,7 +24,7 @@ from evalkit.config import ConfigError, LoadedStudy, Metric, RatingTask, open_st
 from evalkit.datasets import DatasetError
 from evalkit.login_limit import LoginLimiter
 from evalkit.sampling import PlanError, Question, plan
-from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, open_store
+from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, Unavailable, open_store
 from evalkit.survey import Step, SurveyError, current_step, missing_scores, progress_label, record_choice
 
 log = logging.getLogger("evalkit.app")
@@ -159,6 +159,12 @@ def ended_notice() -> None:
     st.success("**This study is complete.** Thank you for your interest; no more answers are being collected.")
 
 
+def unavailable_notice() -> None:
+    """What an evaluator sees while the database cannot be reached (a restart, a failover): nothing is lost."""
+    st.warning("The survey cannot reach its database just now. Your answers so far are saved: please wait a "
+               "moment and reload the page to continue where you left off.")
+
+
 def unknown_session_notice() -> None:
     """A friendly message for a missing, malformed or unknown token, with a way to start."""
     st.warning("We could not find your session. The link may be incomplete or out of date.")
@@ -178,7 +184,12 @@ class Context:
 def enter(kind: str) -> Context:
     """Guard of every screen after consent: valid session, study not ended, right screen for the step."""
     loaded, store = load()
-    state, session, progress = store.snapshot(token())  # one read transaction per page run
+    try:
+        state, session, progress = store.snapshot(token())  # one read transaction per page run
+    except Unavailable:  # the database server is restarting or unreachable
+        log.exception("the database is unavailable")
+        unavailable_notice()
+        st.stop()
     if state == "ended":
         ended_notice()
         st.stop()

@@ -99,7 +99,7 @@ if not authenticated(password):
 
 
 @st.cache_resource(max_entries=2, show_spinner="Reading the answers...")
-def frames_at(_store: Store, db_path: str, version: tuple) -> Frames:
+def frames_at(_store: Store, database: str, version: tuple) -> Frames:
     """The stored rows at one data version (the cache key); two versions kept, as frames of a large study are big."""
     return load_frames(_store)
 
@@ -123,13 +123,13 @@ class View:
 
 
 @st.cache_resource(max_entries=12, show_spinner="Computing the results...")
-def compute(_store: Store, db_path: str, version: tuple, options: Options, tz_name: str | None,
+def compute(_store: Store, database: str, version: tuple, options: Options, tz_name: str | None,
             tz_offset: float | None) -> View:
     """The view for one data version, one set of options and one time zone (the browser's): a refresh with
     no new answers costs one cheap query (``data_version``) and no recomputation, and renders what is
     prepared here; changing an option recomputes without rereading."""
     zone = resolve_zone(tz_name, tz_offset)
-    report = analyse(frames_at(_store, db_path, version), options)
+    report = analyse(frames_at(_store, database, version), options)
     q = report.quality.copy()
     q.insert(0, "session", q["session_id"].map(_short))
     q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
@@ -413,7 +413,7 @@ version = store.data_version()
 st.session_state["_results_wall"] = time.time()
 watch(version)
 try:
-    view = compute(store, str(store.path), version, options, st.context.timezone, st.context.timezone_offset)
+    view = compute(store, store.where, version, options, st.context.timezone, st.context.timezone_offset)
 except StoreError as exc:  # e.g. the reader process failed: say what happened, keep the controls usable
     logging.getLogger("evalkit.results").exception("reading the answers failed")
     st.error(f"The answers could not be read for the analysis: {exc}. Nothing was changed or lost; the page "

@@ -130,6 +130,8 @@ class PostgresStore(Store):
             self._kwargs["connect_timeout"] = int(connect_timeout)
         if "options" not in query:
             self._kwargs["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
+            if not writable:  # reports and exports: the server refuses every write
+                self._kwargs["options"] += " -c default_transaction_read_only=on"
         self._pool: psycopg_pool.ConnectionPool | None = None
         try:
             with psycopg.connect(url, **self._kwargs) as conn:
@@ -295,8 +297,8 @@ class PostgresStore(Store):
 def _check_schema(conn: psycopg.Connection, where: str) -> bool:
     """False for a database with no tables; True for an evalkit database this version can use; otherwise
     StoreError (other tables, or a newer schema)."""
-    names = {r["table_name"] for r in conn.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+    names = {r["tablename"] for r in conn.execute(  # pg_tables lists tables this role may not read, too
+        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
     if not names:
         return False
     if "sessions" not in names:

@@ -21,16 +21,26 @@ class Harness:
 
     def __init__(self, config: Path, database: Path | str) -> None:
         self.config, self.database = config, database
+        self._store: Store | None = None
 
-    def app(self, **query: str) -> AppTest:
+    def app(self, secrets: dict[str, str] | None = None, **query: str) -> AppTest:
+        """A first run of the app with these URL query parameters (and extra Streamlit secrets)."""
         at = AppTest.from_file(APP, default_timeout=30)
         at.secrets["results_password"] = "pw"  # always set: otherwise AppTest reads ./.streamlit
+        at.secrets.update(secrets or {})
         at.query_params.update(query)
         return at.run()
 
     @property
     def store(self) -> Store:
-        return open_store(self.database)
+        """The test's own store on the app's database (one per harness: on PostgreSQL, one pool)."""
+        if self._store is None:
+            self._store = open_store(self.database)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
 
     @property
     def loaded(self) -> LoadedStudy:
@@ -50,8 +60,11 @@ def make_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ca
         monkeypatch.setenv("EVALKIT_DATABASE", str(database))
         return Harness(config, database)
 
+    made: list[Harness] = []
     st.cache_resource.clear()
-    yield make
+    yield lambda *args, **kwargs: made.append(make(*args, **kwargs)) or made[-1]
+    for h in made:
+        h.close()
     st.cache_resource.clear()
 
 

@@ -1,0 +1,136 @@
+"""The PostgreSQL backend's own behaviour on a real server: faults (restart, killed connections, a server
+that is down), connection errors named without the password, and the read-only check.
+
+What both backends must do is in test_store_contract.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from evalkit.store import StoreError, Unavailable, check_database, open_store
+from tests.pg import PASSWORD
+
+
+def _dbname(url: str) -> str:
+    return url.rsplit("/", 1)[1]
+
+
+def test_a_restarted_server_and_killed_connections_are_survived_without_reopening(pg_server, pg_url) -> None:
+    with open_store(pg_url) as store:
+        sid = store.create_session(study_version="v").session_id
+        store.record_answer(sid, "t", 0, "A")
+        pg_server.restart()  # every pooled connection is now dead
+        assert store.record_answer(sid, "t", 1, "B").created
+        assert pg_server.terminate(_dbname(pg_url)) >= 1  # pg_terminate_backend on the pool's connections
+        assert store.record_answer(sid, "t", 2, "C").created
+        assert store.answered(sid, "t") == {0, 1, 2}
+
+
+def test_writers_through_a_server_restart_lose_nothing_and_double_nothing(pg_server, pg_url) -> None:
+    """Evaluators clicking while the server restarts: each click either stores its answer or fails with
+    Unavailable ("could not save, try again"); clicking again stores it once. Nothing confirmed is lost."""
+    store = open_store(pg_url, pool_timeout=3)
+    n_threads, n_answers = 8, 60
+    sessions = [store.create_session(study_version="v").session_id for _ in range(n_threads)]
+    confirmed: list[set[int]] = [set() for _ in range(n_threads)]
+    failures = [0] * n_threads
+    errors: list[BaseException] = []
+    started = threading.Event()
+
+    def evaluator(k: int) -> None:
+        try:
+            for i in range(n_answers):
+                while True:  # the evaluator clicks again until the answer is saved
+                    try:
+                        store.record_answer(sessions[k], "t", i, "ABC"[i % 3], time_spent_ms=i)
+                        break
+                    except Unavailable as exc:
+                        assert PASSWORD not in str(exc)
+                        failures[k] += 1
+                        time.sleep(0.05)
+                confirmed[k].add(i)
+                if i == 5:
+                    started.set()
+                time.sleep(0.01)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=evaluator, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    assert started.wait(60)
+    pg_server.restart()
+    for t in threads:
+        t.join(timeout=180)
+    assert errors == []
+    for k, sid in enumerate(sessions):
+        assert confirmed[k] == set(range(n_answers))
+        assert store.answered(sid, "t") == confirmed[k]
+    answers = store.answers()
+    assert len(answers) == n_threads * n_answers  # nothing doubled
+    assert len({(a.session_id, a.question_index) for a in answers}) == len(answers)
+    store.close()
+
+
+def test_a_server_that_is_down_gives_unavailable_then_recovers(pg_server, pg_url, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    store = open_store(pg_url, pool_timeout=2)
+    sid = store.create_session(study_version="v").session_id
+    pg_server.stop()
+    try:
+        with pytest.raises(Unavailable) as err:
+            store.record_answer(sid, "t", 0, "A")
+        message = str(err.value)
+        assert "cannot be reached" in message or "failed" in message
+        assert "evalkit:***@127.0.0.1" in message and PASSWORD not in message
+        with pytest.raises(StoreError) as opening:  # a new process starting now gets a clear message
+            open_store(pg_url)
+        assert "cannot open the database postgresql://evalkit:***@" in str(opening.value)
+        assert PASSWORD not in str(opening.value)
+    finally:
+        pg_server.start()
+    assert store.record_answer(sid, "t", 0, "A").created  # the same store, no restart of the app
+    assert PASSWORD not in caplog.text  # nor in any log line of psycopg or the pool
+    store.close()
+
+
+def test_connection_problems_are_named_without_the_password(pg_server, pg_url) -> None:
+    wrong = pg_url.replace(PASSWORD, "not-the-password")
+    with pytest.raises(StoreError, match="password authentication failed") as err:
+        open_store(wrong)
+    assert "not-the-password" not in str(err.value) and "evalkit:***@" in str(err.value)
+    missing = pg_url.rsplit("/", 1)[0] + "/no_such_db"
+    with pytest.raises(StoreError, match='database "no_such_db" does not exist') as err:
+        open_store(missing)
+    assert PASSWORD not in str(err.value)
+    with pytest.raises(StoreError, match=r"cannot open the database postgresql://evalkit:\*\*\*@127\.0\.0\.1:1/"):
+        open_store(f"postgresql://evalkit:{PASSWORD}@127.0.0.1:1/evalkit")
+    with pytest.raises(StoreError, match="password authentication failed") as err:
+        check_database(wrong)
+    assert "not-the-password" not in str(err.value)
+
+
+def test_check_and_read_only_opening_change_nothing(pg_server, pg_url) -> None:
+    tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+    assert check_database(pg_url) == "ok, empty: the tables will be created on first use"
+    with pytest.raises(StoreError, match="it is not an evalkit database"):
+        open_store(pg_url, writable=False)
+    assert pg_server.sql(_dbname(pg_url), tables) == "0"  # nothing was created
+    with open_store(pg_url) as store:
+        store.create_session(study_version="v")
+    assert check_database(pg_url) == "ok, 1 session(s) stored"
+    with open_store(pg_url, writable=False) as reader:
+        assert len(reader.sessions()) == 1
+        with pytest.raises(Exception, match=r"read-only|permission"):
+            reader.create_session(study_version="v")
+    pg_server.sql(_dbname(pg_url), "CREATE TABLE cats (name TEXT)")
+    other = pg_server.new_database()
+    pg_server.sql(_dbname(other), "CREATE TABLE cats (name TEXT)")
+    for probe in (check_database, lambda u: open_store(u, writable=False)):
+        with pytest.raises(StoreError, match=r"not an evalkit database \(tables: cats\)"):
+            probe(other)
