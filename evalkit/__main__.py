@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,9 +22,27 @@ from .sampling import PlanError, plan
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 
 
+def database_secret() -> str | None:
+    """The ``database_url`` of Streamlit's secrets files, as ``streamlit run`` from this folder would see it
+    (``./.streamlit/secrets.toml`` over ``~/.streamlit/secrets.toml``), or None."""
+    for folder in (Path.cwd(), Path.home()):
+        path = folder / ".streamlit" / "secrets.toml"
+        if path.is_file():
+            try:
+                value = tomllib.loads(path.read_text(encoding="utf-8")).get("database_url")
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{path}: cannot be read: {exc}") from None
+            if value:
+                return str(value)
+    return None
+
+
 def _open(path: str) -> LoadedStudy:
-    """The study as the app opens it: ``EVALKIT_DATABASE`` overrides ``[study] database`` here too."""
-    return open_study(path, database=os.environ.get("EVALKIT_DATABASE") or None)
+    """The study as the app opens it: ``EVALKIT_DATABASE``, else the ``database_url`` secret, overrides
+    ``[study] database`` here too."""
+    if os.environ.get("EVALKIT_DATABASE"):
+        return open_study(path, database=os.environ["EVALKIT_DATABASE"])
+    return open_study(path, database=database_secret(), database_from="the database_url secret")
 
 
 def cmd_check(args: argparse.Namespace) -> int:

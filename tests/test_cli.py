@@ -212,3 +212,19 @@ def test_check_uses_evalkit_database_as_the_app_does(tmp_path: Path) -> None:
     folder.mkdir()
     out = run("check", "--samples", "0", env={"EVALKIT_DATABASE": str(folder)})
     assert out.returncode == 1 and "it is a folder" in out.stderr
+
+
+def test_check_uses_the_database_url_secret_as_the_app_does(tmp_path: Path) -> None:
+    secrets = tmp_path / ".streamlit" / "secrets.toml"
+    secrets.parent.mkdir()
+    secrets.write_text('database_url = "mysql://u:secretpw@h/db"\n')
+    path = {"PYTHONPATH": str(ROOT)}  # evalkit from this checkout, run from another folder
+    out = run("check", str(ROOT / "config.toml"), "--samples", "0", cwd=tmp_path, env=path)
+    assert out.returncode == 1 and "the database_url secret" in out.stderr and "secretpw" not in out.stderr
+    secrets.write_text(f'database_url = "sqlite:///{tmp_path / "from-secret.sqlite"}"\n')
+    out = run("check", str(ROOT / "config.toml"), "--samples", "0", cwd=tmp_path, env=path)
+    assert out.returncode == 0, out.stderr
+    assert f"Database: {tmp_path / 'from-secret.sqlite'}: does not exist yet" in out.stdout
+    out = run("check", str(ROOT / "config.toml"), "--samples", "0", cwd=tmp_path,
+              env={**path, "EVALKIT_DATABASE": str(tmp_path / "env.sqlite")})  # the environment wins, as in the app
+    assert f"Database: {tmp_path / 'env.sqlite'}" in out.stdout
