@@ -85,6 +85,11 @@ V1_TABLES = (
 SCHEMA_LOCK = 0x65766B31  # "evk1"
 _TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "text": "TEXT", "category": "TEXT"}
 _ID_TABLES = ("evaluations", "ratings", "admin_log")
+#: libpq's words for a server that is not (yet) there, as opposed to one that refused the credentials or the
+#: database name (libpq's connection errors carry no SQLSTATE to tell them apart).
+_NOT_THERE_YET = ("Connection refused", "timeout expired", "the database system is starting up",
+                  "the database system is shutting down", "the database system is in recovery mode",
+                  "server closed the connection unexpectedly", "No route to host")
 
 
 @functools.lru_cache(maxsize=512)
@@ -144,7 +149,10 @@ class PostgresStore(Store):
                 else:
                     self._check_readable(conn)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot open the database {self.where}: {self._message(exc)}") from None
+            message = f"cannot open the database {self.where}: {self._message(exc)}"
+            if any(sign in str(exc) for sign in _NOT_THERE_YET):
+                raise Unavailable(message, retry=False) from None  # maybe restarting: a reload will try again
+            raise StoreError(message) from None  # a set-up problem: credentials, database name, permissions
         except ValueError as exc:  # psycopg refuses a malformed URL before connecting
             raise StoreError(f"cannot open the database {self.where}: {scrub(str(exc), self._secret)}") from None
         self._pool = psycopg_pool.ConnectionPool(
