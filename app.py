@@ -28,8 +28,8 @@ page = st.navigation(pages, position="hidden")
 st.set_page_config(page_title="Survey", page_icon=PAGE_ICON, layout=page_layout(page.url_path))
 try:
     page.run()
-except Unavailable:  # the database server is restarting or unreachable: nothing is lost, a reload will work
-    logging.getLogger("evalkit.app").exception("the database is unavailable on page %s", page.url_path or "/")
+except Unavailable as exc:  # the database server is restarting or unreachable: nothing is lost, a retry will work
+    logging.getLogger("evalkit.app").warning("page %s: %s", page.url_path or "/", exc)
     unavailable_notice()
 except Exception:  # never a traceback on an evaluator's screen; the details go to the server log
     logging.getLogger("evalkit.app").exception("unexpected error on page %s", page.url_path or "/")

@@ -165,9 +165,12 @@ def ended_notice() -> None:
 
 
 def unavailable_notice() -> None:
-    """What an evaluator sees while the database cannot be reached (a restart, a failover): nothing is lost."""
-    st.warning("The survey cannot reach its database just now. Your answers so far are saved: please wait a "
-               "moment and reload the page to continue where you left off.")
+    """What an evaluator sees while the database cannot be reached (a restart, a failover), with a way to try
+    again that is easy to find on a phone (a reload works too)."""
+    st.warning("The survey cannot reach its database just now. Your earlier answers are saved; an answer you "
+               "gave just now may not be, so you may see that question again. Please wait a moment, then try "
+               "again.")
+    st.button("Try again", icon=":material/refresh:", key="_unavailable_retry")  # a click reruns the page
 
 
 def unknown_session_notice() -> None:
@@ -191,8 +194,8 @@ def enter(kind: str) -> Context:
     loaded, store = load()
     try:
         state, session, progress = store.snapshot(token())  # one read transaction per page run
-    except Unavailable:  # the database server is restarting or unreachable
-        log.exception("the database is unavailable")
+    except Unavailable as exc:  # the database server is restarting or unreachable: expected, one line in the log
+        log.warning("page %s: %s", kind, exc)
         unavailable_notice()
         st.stop()
     if state == "ended":
@@ -303,6 +306,9 @@ def safe_save(save: Callable[[], Any]) -> None:
         flash("error", str(exc))
     except AnswerConflict:
         flash("info", "This question had already been answered, so your first answer was kept.")
+    except Unavailable as exc:  # expected during a database restart: one line in the log, the same message
+        log.warning("saving an answer failed: %s", exc)
+        flash("error", "Your answer could not be saved. Please try again in a moment.")
     except Exception:  # logged; the evaluator gets a calm message and can retry
         log.exception("saving an answer failed")
         flash("error", "Your answer could not be saved. Please try again in a moment.")

@@ -9,7 +9,8 @@ Surviving the network: every connection is checked when it is taken from the
 pool (a server restart, a dropped idle connection or a failover is noticed
 there, and a fresh connection is made), connects time out after
 ``connect_timeout`` seconds, statements after ``statement_timeout_ms``, and
-waiting for a connection after ``pool_timeout`` seconds. A connection lost in
+waiting for a pooled connection after ``pool_timeout`` seconds, after which
+one direct connection is tried (see :meth:`PostgresStore._checkout`). A connection lost in
 the middle of a call raises :class:`~evalkit.store.base.Unavailable`; the
 idempotent methods (every answer and rating write among them) are retried
 once on a fresh connection first, which is safe because each write is
@@ -115,7 +116,7 @@ class PostgresStore(Store):
     retries = 1
 
     def __init__(self, url: str, *, writable: bool = True, min_size: int = 1, max_size: int = 10,
-                 connect_timeout: int = 5, statement_timeout_ms: int = 15_000, pool_timeout: float = 8.0) -> None:
+                 connect_timeout: int = 5, statement_timeout_ms: int = 15_000, pool_timeout: float = 3.0) -> None:
         """Connect, create or migrate the schema (``writable``), and open the pool.
 
         An empty database gets the schema; a database of an older schema version is migrated (two processes
@@ -138,6 +139,8 @@ class PostgresStore(Store):
             if not writable:  # reports and exports: the server refuses every write
                 self._kwargs["options"] += " -c default_transaction_read_only=on"
         self._pool: psycopg_pool.ConnectionPool | None = None
+        self._pool_timeout = float(pool_timeout)
+        self._down = False  # set by a failed call, cleared by the next connection the pool gives
         try:
             with psycopg.connect(url, **self._kwargs) as conn:
                 if writable:
@@ -156,7 +159,7 @@ class PostgresStore(Store):
         except ValueError as exc:  # psycopg refuses a malformed URL before connecting
             raise StoreError(f"cannot open the database {self.where}: {scrub(str(exc), self._secret)}") from None
         self._pool = psycopg_pool.ConnectionPool(
-            url, min_size=min_size, max_size=max_size, kwargs=self._kwargs, timeout=pool_timeout,
+            url, min_size=min_size, max_size=max_size, kwargs=self._kwargs, timeout=self._pool_timeout,
             check=psycopg_pool.ConnectionPool.check_connection, name="evalkit", open=False)
         self._pool.open(wait=False)
 
@@ -177,13 +180,39 @@ class PostgresStore(Store):
         if self._pool is None or self._pool.closed:
             raise StoreError("the store is closed")
         try:
-            with self._pool.connection() as conn:
-                yield conn
-        except psycopg_pool.PoolTimeout as exc:  # the server is down or every connection is busy
-            raise Unavailable(f"the database {self.where} cannot be reached: {self._message(exc)}",
-                              retry=False) from None
+            with contextlib.ExitStack() as stack:
+                yield stack.enter_context(self._checkout())
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:  # dropped mid-call, or a timeout
+            self._down = True
             raise Unavailable(f"the database {self.where} failed: {self._message(exc)}") from None
+
+    @contextlib.contextmanager
+    def _checkout(self) -> Iterator[psycopg.Connection]:
+        """A connection from the pool; when the pool has none to give, one made directly.
+
+        The pool reconnects after an outage with growing pauses (1, 2, 4, 8 s...), so for a while after the
+        server is back it may still have no connection: a direct connection bridges that, and an evaluator's
+        next click works the moment the server answers. While the database is known to be down, the pool is
+        asked with a short timeout, so a page does not wait twice for the same outage.
+        """
+        wait = 0.2 if self._down else self._pool_timeout
+        try:
+            held = self._pool.connection(timeout=wait)
+            conn = held.__enter__()
+        except psycopg_pool.PoolTimeout as exc:  # down, reconnecting, or every connection busy
+            try:
+                direct = psycopg.connect(self.url, **self._kwargs)
+            except psycopg.Error as refused:
+                self._down = True
+                raise Unavailable(f"the database {self.where} cannot be reached: {self._message(refused)} "
+                                  f"({self._message(exc)})", retry=False) from None
+            with direct:
+                yield direct
+            return
+        self._down = False
+        with contextlib.ExitStack() as stack:
+            stack.push(held)  # the pool's own exit: returns (or, if broken, discards) the connection
+            yield conn
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[psycopg.Connection]:
