@@ -2,7 +2,11 @@
 
 It speaks the same protobuf messages as the browser (BackMsg.rerun_script with widget states, ForwardMsg
 deltas), so a server can be loaded with dozens of evaluators from one process without dozens of browsers.
-Used by bench_concurrency.py.
+Used by bench_concurrency.py and the end-to-end tests.
+
+When the app cannot reach its database (its "cannot reach its database" warning) the evaluator reloads the
+page, and when a click could not be saved (the screen stays, with a "please try again" message) it clicks
+again, as a person would: so a crowd survives a database restart.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 WIDGETS = ("button", "checkbox", "text_input", "radio", "selectbox", "slider", "text_area")
+UNAVAILABLE = "cannot reach its database"  # app.py's warning when a page run could not reach the database
 
 
 @dataclass
@@ -30,7 +35,12 @@ class Widget:
 
 @dataclass
 class Evaluator:
-    """One simulated evaluator; ``latencies`` collects click-to-next-screen times in seconds."""
+    """One simulated evaluator; ``latencies`` collects click-to-next-screen times in seconds.
+
+    ``alerts`` keeps the text of every message shown (st.error, st.warning, ...), ``progress`` the progress
+    bar's text after every run that showed one, and ``reloads`` counts the reloads after the app could not
+    reach its database.
+    """
 
     base_url: str
     name: str
@@ -42,6 +52,10 @@ class Evaluator:
     widgets: list[Widget] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     sticky: dict[str, Any] = field(default_factory=dict)  # values of widgets outside forms, resent every run
+    alerts: list[str] = field(default_factory=list)
+    progress: list[str] = field(default_factory=list)
+    reloads: int = 0
+    max_reloads: int = 20
     ws: Any = None
 
     # ------------------------------------------------------------------ protocol
@@ -82,6 +96,10 @@ class Evaluator:
                         Widget(etype, proto.id, proto.label, proto)]
                 elif etype in ("text", "markdown", "heading", "alert", "code"):
                     self.texts.append(str(getattr(element, etype)))
+                    if etype == "alert":
+                        self.alerts.append(element.alert.body)
+                elif etype == "progress":
+                    self.progress.append(element.progress.text)
             elif kind == "script_finished":
                 status = fm.script_finished
                 if status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
@@ -138,14 +156,18 @@ class Evaluator:
                                       open_timeout=60, ping_interval=None) as ws:
             self.ws = ws
             await self.act([], measure=False)
-            agree = self.find("checkbox")
-            name = self.find("text_input")
-            if agree is None or name is None:
-                raise RuntimeError(f"{self.name}: no consent form; widgets {[(w.kind, w.label) for w in self.widgets]},"
-                                   f" texts {self.texts[:4]}")
-            await self.click("Start the study", self.state(agree, bool_value=True),
-                             self.state(name, string_value=self.name))
             for _ in range(200):
+                if any(UNAVAILABLE in t for t in self.texts):  # reload: the page runs again, from the database
+                    self.reloads += 1
+                    if self.reloads > self.max_reloads:
+                        raise RuntimeError(f"{self.name}: the database stayed unreachable; texts {self.texts[:4]}")
+                    await self.act([], measure=False)
+                    continue
+                agree, name = self.find("checkbox"), self.find("text_input")
+                if agree is not None and name is not None and self.find("button", "Start the study"):
+                    await self.click("Start the study", self.state(agree, bool_value=True),
+                                     self.state(name, string_value=self.name))
+                    continue
                 if self.find("button", "Begin"):
                     await self.click("Begin")
                     continue

@@ -18,39 +18,10 @@ from evalkit.config import open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
 from tests.e2e.conftest import OUT, RESULTS_PASSWORD
+from tests.e2e.steps import Screens, choose, wait_for_app_run
 from tests.helpers import SOURCES
 
 pytestmark = pytest.mark.e2e
-
-
-def wait_for_app_run(page, timeout: int = 25_000) -> None:
-    """Wait until Streamlit is connected, idle and has no skeleton (its own browser suite's signals)."""
-    from playwright.sync_api import expect
-
-    page.wait_for_timeout(210)
-    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
-        state="attached", timeout=timeout)
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=timeout)
-    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
-
-
-class Screens:
-    """Screenshots and leak checks of every screen."""
-
-    def __init__(self, page) -> None:
-        self.page, self.n, self.html = page, 0, []
-
-    def capture(self, name: str) -> str:
-        wait_for_app_run(self.page)
-        self.n += 1
-        self.page.screenshot(path=str(OUT / f"{self.n:02d}-{name}.png"))
-        html = self.page.content()
-        self.html.append((name, html, self.page.url))
-        for token in SOURCES.values():
-            assert token not in html, f"source label {token} reached the browser on screen {name}"
-            assert token not in self.page.url
-        return html
 
 
 def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
@@ -92,9 +63,6 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     shots.capture("task1-instructions")
     page.get_by_role("button", name="Begin").click()
 
-    def choose(label: str) -> None:
-        page.get_by_test_id("stRadio").get_by_text(label, exact=True).click()
-
     # triplets: a normal answer, a double-click, a refresh, a normal answer
     wait_for_app_run(page)
     expect(page.get_by_text("Question 1 of 3")).to_be_visible()
@@ -111,12 +79,12 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
         assert option_box["y"] > card_box["y"] + card_box["height"]
     heights = {round(card(k).bounding_box()["height"]) for k in "ABC"}
     assert len(heights) == 1, heights
-    choose("Review A")
+    choose(page, "Review A")
     page.get_by_role("button", name="Next").click()
     wait_for_app_run(page)
     expect(page.get_by_text("Question 2 of 3")).to_be_visible()
     shots.capture("triplet-2")
-    choose("Review B")
+    choose(page, "Review B")
     page.get_by_role("button", name="Next").dblclick()
     wait_for_app_run(page)
     page.wait_for_timeout(500)
@@ -132,7 +100,7 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     page.set_viewport_size({"width": 420, "height": 1500})
     shots.capture("triplet-3-narrow")
     page.set_viewport_size({"width": 1280, "height": 1500})
-    choose("Review C")
+    choose(page, "Review C")
     page.get_by_role("button", name="Next").click()
 
     # pairwise, HELP slider: accept at 0, then -40 and reject
