@@ -117,8 +117,7 @@ def load() -> tuple[LoadedStudy, Store]:
         store = _open_store(str(loaded.study.database), loaded.version, loaded)
     except Unavailable as exc:  # a database server that does not answer (yet): a reload will try again
         log.error("the database cannot be reached (config %s): %s", config, exc)
-        unavailable_notice()
-        st.code(str(exc), language=None, wrap_lines=True)  # the masked URL and the reason, for the research team
+        unavailable_notice()  # no details for evaluators: the log has the masked URL and the reason
         st.stop()
     except (ConfigError, DatasetError, StoreError, OSError) as exc:
         log.error("study set-up failed (config %s): %s", config, exc)  # the full detail, absolute paths included

@@ -126,3 +126,43 @@ class PgServer:
     def close(self) -> None:
         self.stop("immediate")
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def pgbouncer_binary() -> str | None:
+    """Debian's pgbouncer, or None."""
+    return shutil.which("pgbouncer") or ("/usr/sbin/pgbouncer" if Path("/usr/sbin/pgbouncer").exists() else None)
+
+
+class PgBouncer:
+    """PgBouncer in transaction-pooling mode in front of ``server``, as managed hosts put it (their "pooled"
+    connection strings); started as the ``postgres`` user when root (it refuses to run as root)."""
+
+    def __init__(self, server: PgServer) -> None:
+        binary = pgbouncer_binary()
+        assert binary is not None
+        self.port = free_port()
+        folder = server.root / f"pgbouncer-{self.port}"
+        folder.mkdir()
+        (folder / "users.txt").write_text(f'"evalkit" "{PASSWORD}"\n')
+        (folder / "pgbouncer.ini").write_text(
+            f"[databases]\n* = host=127.0.0.1 port={server.port}\n\n[pgbouncer]\nlisten_addr = 127.0.0.1\n"
+            f"listen_port = {self.port}\nunix_socket_dir =\nauth_type = scram-sha-256\n"
+            f"auth_file = {folder / 'users.txt'}\npool_mode = transaction\nlogfile = {folder / 'log'}\n"
+            f"pidfile = {folder / 'pid'}\n")
+        if server.as_root:
+            for path in (folder, *folder.iterdir()):
+                shutil.chown(path, "postgres")
+        command = [binary, "-d", str(folder / "pgbouncer.ini")]  # -d: daemon, returns once listening
+        if server.as_root:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        subprocess.run(command, check=True, capture_output=True, text=True)
+        self.folder, self.server = folder, server
+
+    def url(self, database_url: str) -> str:
+        """``database_url`` (a database of the server) through the pooler."""
+        return database_url.replace(f":{self.server.port}/", f":{self.port}/")
+
+    def close(self) -> None:
+        pid = (self.folder / "pid").read_text().strip() if (self.folder / "pid").exists() else ""
+        if pid:
+            subprocess.run(["kill", pid], check=False)

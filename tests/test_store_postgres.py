@@ -7,6 +7,7 @@ What both backends must do is in test_store_contract.py.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -141,3 +142,41 @@ def test_check_and_read_only_opening_change_nothing(pg_server, pg_url) -> None:
     for probe in (check_database, lambda u: open_store(u, writable=False)):
         with pytest.raises(StoreError, match=r"not an evalkit database \(tables: cats\)"):
             probe(other)
+
+
+def test_a_transaction_pooler_in_front_works(pg_server, pg_url, caplog) -> None:
+    """Managed hosts' pooled connection strings go through PgBouncer in transaction mode, which refuses
+    startup options (evalkit's statement timeout) and breaks server-side prepared statements."""
+    from tests.pg import PgBouncer, pgbouncer_binary
+
+    if pgbouncer_binary() is None:
+        if os.environ.get("EVALKIT_REQUIRE_POSTGRES") == "1":
+            pytest.fail("pgbouncer is not installed (./scripts/test installs it)")
+        pytest.skip("pgbouncer is not installed (apt-get install pgbouncer)")
+    bouncer = PgBouncer(pg_server)
+    try:
+        url = bouncer.url(pg_url)
+        with caplog.at_level(logging.WARNING, logger="evalkit.store"), open_store(url) as store:
+            assert "refuses startup options" in caplog.text and PASSWORD not in caplog.text
+            sessions = [store.create_session(study_version="v").session_id for _ in range(4)]
+            errors: list[BaseException] = []
+
+            def writer(sid: str) -> None:
+                try:
+                    for i in range(30):
+                        store.record_answer(sid, "t", i, "A")
+                        store.record_rating(sid, "r", i, f"p{i}", {"m": 1}, finish=i == 29)
+                        assert store.progress(sid).answered["t"] == set(range(i + 1))
+                except BaseException as exc:  # reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=writer, args=(sid,)) for sid in sessions]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert errors == []
+            assert len(store.answers()) == 120 and len(store.ratings()) == 120
+            assert store.read_columns("evaluations", [("id", "id", "int")]).num_rows == 120
+    finally:
+        bouncer.close()

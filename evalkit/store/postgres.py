@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import logging
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +54,7 @@ from .base import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+log = logging.getLogger("evalkit.store")
 #: The version-1 schema (a migration takes it to SCHEMA_VERSION). Types chosen to hold what SQLite holds:
 #: BIGINT for ids, seeds (unsigned 32-bit) and times; TEXT for timestamps and JSON, as in SQLite.
 V1_TABLES = (
@@ -131,7 +133,7 @@ class PostgresStore(Store):
                                         # no server-side prepared statements: safe behind PgBouncer's
                                         # transaction pooling, which managed hosts put in front
                                         "prepare_threshold": None}
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query, keep_blank_values=True)
         if "connect_timeout" not in query:
             self._kwargs["connect_timeout"] = int(connect_timeout)
         if "options" not in query:
@@ -142,7 +144,7 @@ class PostgresStore(Store):
         self._pool_timeout = float(pool_timeout)
         self._down = False  # set by a failed call, cleared by the next connection the pool gives
         try:
-            with psycopg.connect(url, **self._kwargs) as conn:
+            with self._first_connection() as conn:
                 if writable:
                     with conn.transaction():
                         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
@@ -162,6 +164,24 @@ class PostgresStore(Store):
             url, min_size=min_size, max_size=max_size, kwargs=self._kwargs, timeout=self._pool_timeout,
             check=psycopg_pool.ConnectionPool.check_connection, name="evalkit", open=False)
         self._pool.open(wait=False)
+
+    def _first_connection(self) -> psycopg.Connection:
+        """The first connection; a pooler that refuses startup ``options`` gets none from then on.
+
+        PgBouncer (what managed hosts put in front as their "pooled" connection string) answers ``FATAL:
+        unsupported startup parameter: options`` unless its administrator allowed them. evalkit then
+        connects without its statement timeout (and, for a read-only store, without the server-side
+        read-only default: the reports and exports never write), and says so once in the log.
+        """
+        try:
+            return psycopg.connect(self.url, **self._kwargs)
+        except psycopg.OperationalError as exc:
+            if "unsupported startup parameter" not in str(exc) or "options" not in self._kwargs:
+                raise
+            log.warning("%s refuses startup options (a connection pooler?): connecting without them, so "
+                        "statements have no server-side timeout", self.where)
+            del self._kwargs["options"]
+            return psycopg.connect(self.url, **self._kwargs)
 
     def _check_readable(self, conn: psycopg.Connection) -> None:
         if not _check_schema(conn, self.where):
