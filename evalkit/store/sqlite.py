@@ -304,7 +304,7 @@ class SQLiteStore(Store):
         The rows go from SQLite straight into Arrow arrays through ADBC's SQLite
         driver, with no Python object per cell (1M rows x 15 columns: about 3 s
         through :mod:`sqlite3`, about 1.3 s this way, the child process's start
-        included). The driver runs in a child process (:mod:`evalkit.arrow_reader`
+        included). The driver runs in a child process (:mod:`evalkit.store.sqlite_reader`
         says why) on ``threads`` threads, a large table split into rowid ranges;
         the ranges stop at the largest rowid seen when the read starts, so rows
         added meanwhile wait for the next read. Row order is rowid order.
@@ -320,7 +320,7 @@ class SQLiteStore(Store):
                               "dictionary": [c for c, _, kind in columns if kind == "category"]})
                 names.append(name)
             job = {"database": str(self.path), "busy_timeout_ms": self._busy, "threads": threads, "reads": reads}
-            reader = Path(__file__).resolve().parents[1] / "arrow_reader.py"
+            reader = Path(__file__).with_name("sqlite_reader.py")
             done = subprocess.run([sys.executable, "-I", str(reader)], input=json.dumps(job), capture_output=True,
                                   text=True, check=False)
             if done.returncode != 0:

@@ -1,4 +1,4 @@
-"""Read SQL query results straight into Arrow, in a child process (``python -m evalkit.arrow_reader``).
+"""Read SQL query results straight into Arrow, in a child process started by ``SQLiteStore.read_tables``.
 
 Why a child process: ADBC's SQLite driver carries its own copy of SQLite,
 while Python's :mod:`sqlite3` (and so the survey's writes) uses the system's.
