@@ -22,6 +22,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -157,6 +158,15 @@ class PgBouncer:
             command = ["runuser", "-u", "postgres", "--", *command]
         subprocess.run(command, check=True, capture_output=True, text=True)
         self.folder, self.server = folder, server
+        deadline = time.monotonic() + 20  # the daemon may return before it listens
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    break
+            if time.monotonic() > deadline:
+                log = (folder / "log").read_text() if (folder / "log").exists() else "no log"
+                raise RuntimeError(f"pgbouncer did not start listening on {self.port}: {log[-2000:]}")
+            time.sleep(0.1)
 
     def url(self, database_url: str) -> str:
         """``database_url`` (a database of the server) through the pooler."""
