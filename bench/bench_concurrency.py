@@ -1,12 +1,16 @@
 """Benchmark 4: N evaluators going through the whole demo study at once against `streamlit run`.
 
     python bench/bench_concurrency.py [--n 1,10,25,50] [--think 0.5,1.5] [--two-servers 25]
+                                      [--two-servers-think 0,0] [--backend sqlite|postgres]
 
 Each evaluator is a client of Streamlit's websocket protocol (bench/ws_client.py): it sends the same
 messages a browser sends when a button is clicked and waits until the next screen has been rendered.
 Reported: click-to-next-screen latency p50 / p95 over every click, server memory (RSS) growth per
 active session, and a check of the database afterwards (every answer stored exactly once).
-Think time between clicks is drawn uniformly from --think seconds (0,0 for a stress test).
+Think time between clicks is drawn uniformly from --think seconds (0,0 for a stress test); the run with
+two server processes on one database uses --two-servers-think. The database is a SQLite file, or with
+``--backend postgres`` a database on a throwaway PostgreSQL server (tests/pg.py); it is checked through
+``open_store``, so the same check runs on both.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import os
 import random
 import shutil
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -26,8 +29,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from common import HEADER, ROOT, fmt_s, row
+from common import HEADER, ROOT, Databases, add_backend_option, fmt_s, row
 from ws_client import Evaluator
+
+from evalkit.store import open_store
 
 
 def free_port() -> int:
@@ -36,7 +41,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(config: Path, database: Path, log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(config: Path, database: Path | str, log: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "EVALKIT_CONFIG": str(config), "EVALKIT_DATABASE": str(database)}
     proc = subprocess.Popen(
@@ -86,20 +91,22 @@ async def crowd(urls: list[str], n: int, think: tuple[float, float], pids: list[
     return list(tokens), [x for e in evaluators for x in e.latencies], peak[0], wall
 
 
-def check_database(database: Path, tokens: list[str]) -> tuple[int, int]:
-    """(answers stored for these sessions, problems): 10 answers and one rated item per session, once each."""
-    conn = sqlite3.connect(database)
+def check_database(database: Path | str, tokens: list[str]) -> tuple[int, int]:
+    """(answers stored for these sessions, problems): 10 answers and one rated item per session, once each,
+    and the session completed; read through the store, as the app reads it."""
+    store = open_store(database, writable=False)
     problems = 0
     total = 0
-    for token in tokens:
-        rows = conn.execute("SELECT task, question_index FROM evaluations WHERE session_id = ?", (token,)).fetchall()
-        total += len(rows)
-        problems += (len(rows) != 10) + (len(set(rows)) != len(rows))
-        rated = conn.execute("SELECT count(DISTINCT question_index) FROM ratings WHERE session_id = ?",
-                             (token,)).fetchone()[0]
-        status = conn.execute("SELECT status FROM sessions WHERE session_id = ?", (token,)).fetchone()
-        problems += (rated != 1) + (status is None or status[0] != "completed")
-    conn.close()
+    try:
+        for token in tokens:
+            keys = [(a.task, a.question_index) for a in store.answers(token)]
+            total += len(keys)
+            problems += (len(keys) != 10) + (len(set(keys)) != len(keys))
+            rated = {r.question_index for r in store.ratings(token)}
+            session = store.get_session(token)
+            problems += (len(rated) != 1) + (session is None or session.status != "completed")
+    finally:
+        store.close()
     return total, problems
 
 
@@ -108,17 +115,20 @@ def main() -> None:
     ap.add_argument("--n", default="1,10,25,50")
     ap.add_argument("--think", default="0.5,1.5", help="seconds between clicks, low,high")
     ap.add_argument("--two-servers", type=int, default=25, help="evaluators split over two processes (0: skip)")
+    ap.add_argument("--two-servers-think", default="0,0", help="think time of the two-server run, low,high")
+    add_backend_option(ap)
     args = ap.parse_args()
     think = tuple(float(x) for x in args.think.split(","))
+    think2 = tuple(float(x) for x in args.two_servers_think.split(","))
     tmp = Path(tempfile.mkdtemp())
-    for name in ("datasets", "consent.md", "config.toml"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp / name)
-    config, database = tmp / "config.toml", tmp / "bench.sqlite"
+    with Databases(args.backend, tmp) as dbs:
+        run(args, dbs, tmp, think, think2)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def one_server(args: argparse.Namespace, config: Path, database: Path | str, tmp: Path,
+               think: tuple[float, float]) -> None:
     proc, url = start_server(config, database, tmp / "server.log")
-    print(f"## Concurrent evaluators: demo study (10 questions + 1 rating), `streamlit run` on loopback, "
-          f"think time {think[0]:g}-{think[1]:g} s\n")
-    print(HEADER)
     try:
         asyncio.run(crowd([url], 1, (0, 0), [proc.pid], seed=0))  # warm-up: caches, first plan, imports
         baseline = rss_mb(proc.pid)
@@ -140,27 +150,43 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait()
+
+
+def run(args: argparse.Namespace, dbs: Databases, tmp: Path, think: tuple[float, float],
+        think2: tuple[float, float]) -> None:
+    for name in ("datasets", "consent.md", "config.toml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp / name)
+    config, database = tmp / "config.toml", dbs.new("bench")
+    print(f"## Concurrent evaluators ({dbs.label}): demo study (10 questions + 1 rating), `streamlit run` on "
+          f"loopback, think time {think[0]:g}-{think[1]:g} s\n")
+    print(HEADER)
+    if args.n:  # --n "" skips the one-server runs
+        one_server(args, config, database, tmp, think)
     if args.two_servers:
-        database2 = tmp / "two.sqlite"
+        database2 = dbs.new("two")
         a, url_a = start_server(config, database2, tmp / "server-a.log")
         b, url_b = start_server(config, database2, tmp / "server-b.log")
         try:
             asyncio.run(crowd([url_a, url_b], 2, (0, 0), [a.pid, b.pid], seed=90))  # warm both
             n = args.two_servers
-            tokens, lat, peak, wall = asyncio.run(crowd([url_a, url_b], n, (0, 0), [a.pid, b.pid], seed=91))
+            tokens, lat, peak, wall = asyncio.run(crowd([url_a, url_b], n, think2, [a.pid, b.pid], seed=91))
             stored, problems = check_database(database2, tokens)
             lat.sort()
-            print(row(f"two servers, one SQLite file, N = {n} without think time: answers/s",
+            p95 = lat[max(0, int(0.95 * len(lat)) - 1)]
+            pace = "without think time" if think2[1] <= 0 else f"think time {think2[0]:g}-{think2[1]:g} s"
+            one = "one SQLite file" if dbs.server is None else f"one {dbs.label} database"
+            print(row(f"two servers, {one}, N = {n} {pace}: answers/s ({len(lat)} clicks, {wall:.0f} s, "
+                      f"peak RSS of both {peak:.0f} MB)",
                       f"{stored / wall:.1f} /s", "", "", "", None))
-            print(row("two servers: p50 / p95", f"{fmt_s(statistics.median(lat))} / "
-                      f"{fmt_s(lat[int(0.95 * len(lat)) - 1])}"))
+            print(row("two servers: p50 / p95", f"{fmt_s(statistics.median(lat))} / {fmt_s(p95)}", "", "",
+                      "p95 <= 1 s" if think2[1] > 0 else "", p95 <= 1 if think2[1] > 0 else None))
             print(row("two servers: answers stored / expected, problems", f"{stored} / {10 * n}, {problems}", "", "",
                       "0 lost, 0 doubled", stored == 10 * n and problems == 0))
         finally:
             for p in (a, b):
                 p.terminate()
                 p.wait()
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

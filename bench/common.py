@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -89,3 +92,87 @@ def write_corpus(path: Path, n: int, seed: int) -> Path:
             fh.write("        </sentences>\n    </Review>\n")
         fh.write("</Reviews>\n")
     return path
+
+
+# ----------------------------------------------------------------------------- backends
+
+BACKENDS = ("sqlite", "postgres")
+
+
+def add_backend_option(ap: argparse.ArgumentParser) -> None:
+    """The ``--backend`` option every storage benchmark takes."""
+    ap.add_argument("--backend", choices=BACKENDS, default="sqlite",
+                    help="sqlite: files in a temporary folder; postgres: databases on a throwaway PostgreSQL "
+                         "server started for the run (tests/pg.py), durable commits (fsync on)")
+
+
+class Databases:
+    """Fresh, empty databases of one backend: SQLite files in ``folder``, or databases on one throwaway
+    PostgreSQL server (:class:`tests.pg.PgServer`) started when this opens and removed when it closes.
+
+    ``new(name)`` returns a location ``open_store`` takes (a path, or a URL with a password).
+    """
+
+    def __init__(self, backend: str, folder: Path) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}")
+        self.backend, self.folder = backend, Path(folder)
+        self.server: Any = None
+        if backend == "postgres":
+            from tests.pg import PgServer, problem
+
+            if problem():
+                raise SystemExit(f"cannot start PostgreSQL: {problem()}")
+            self.server = PgServer()
+
+    @property
+    def label(self) -> str:
+        return "PostgreSQL 15" if self.server is not None else "SQLite"
+
+    def new(self, name: str) -> Path | str:
+        if self.server is None:
+            return self.folder / f"{name}.sqlite"
+        return self.server.new_database()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+    def __enter__(self) -> Databases:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def bulk_insert(location: Path | str, tables: Iterable[tuple[str, Sequence[str], Iterable[Sequence[Any]]]]) -> None:
+    """Fill an evalkit database (its schema already created by ``open_store``) fast, bypassing evalkit:
+    ``tables`` is (table, columns, rows) in insertion order (sessions before the answers that reference them).
+
+    SQLite: ``executemany`` in one transaction with synchronous=OFF. PostgreSQL: ``COPY ... FROM STDIN``
+    through psycopg in one transaction, then ``VACUUM (ANALYZE)``, as autovacuum would have done on a
+    database that grew over weeks (a first scan of freshly copied rows would otherwise also set their hint
+    bits, writing every page once).
+    """
+    if isinstance(location, str) and location.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        names = []
+        with psycopg.connect(location) as conn:  # one transaction, committed on leaving
+            for table, columns, rows in tables:
+                names.append(table)
+                with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                    for r in rows:
+                        copy.write_row(r)
+        with psycopg.connect(location, autocommit=True) as conn:
+            for table in names:
+                conn.execute(f"VACUUM (ANALYZE) {table}")
+        return
+    conn = sqlite3.connect(location, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("BEGIN")
+    for table, columns, rows in tables:
+        conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)
+    conn.execute("COMMIT")
+    conn.close()
