@@ -124,6 +124,20 @@ def check_connection(conn: psycopg.Connection) -> None:
         raise psycopg.OperationalError(message.decode(errors="replace").strip() or "the connection check failed")
 
 
+def _one_line(exc: BaseException, secret: str | None) -> str:
+    """A driver error as one line, without the password."""
+    return scrub(" ".join(str(exc).split()) or type(exc).__name__, secret)
+
+
+def _cannot_open(where: str, secret: str | None, exc: BaseException) -> StoreError:
+    """The error of a database that could not be opened: :class:`Unavailable` when no server answered
+    (maybe restarting: a reload tries again), else a set-up problem (credentials, database name, URL)."""
+    message = f"cannot open the database {where}: {_one_line(exc, secret)}"
+    if any(sign in str(exc) for sign in _NOT_THERE_YET):
+        return Unavailable(message, retry=False)
+    return StoreError(message)
+
+
 def _password(url: str) -> str | None:
     parts = urllib.parse.urlsplit(url)
     query = dict(urllib.parse.parse_qsl(parts.query))
@@ -171,13 +185,8 @@ class PostgresStore(Store):
                         self._migrate(conn)
                 else:
                     self._check_readable(conn)
-        except psycopg.Error as exc:
-            message = f"cannot open the database {self.where}: {self._message(exc)}"
-            if any(sign in str(exc) for sign in _NOT_THERE_YET):
-                raise Unavailable(message, retry=False) from None  # maybe restarting: a reload will try again
-            raise StoreError(message) from None  # a set-up problem: credentials, database name, permissions
-        except ValueError as exc:  # psycopg refuses a malformed URL before connecting
-            raise StoreError(f"cannot open the database {self.where}: {scrub(str(exc), self._secret)}") from None
+        except (psycopg.Error, ValueError) as exc:  # (ValueError: psycopg refuses a malformed URL unconnected)
+            raise _cannot_open(self.where, self._secret, exc) from None
         self._pool = psycopg_pool.ConnectionPool(
             url, min_size=min_size, max_size=max_size, kwargs=self._kwargs, timeout=self._pool_timeout,
             check=check_connection, name="evalkit", open=False)
@@ -208,8 +217,7 @@ class PostgresStore(Store):
 
     def _message(self, exc: BaseException) -> str:
         """A driver error as one line, without the password."""
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        return scrub(text, self._secret)
+        return _one_line(exc, self._secret)
 
     # ------------------------------------------------------------------ connections
 
@@ -218,8 +226,8 @@ class PostgresStore(Store):
         if self._pool is None or self._pool.closed:
             raise StoreError("the store is closed")
         try:
-            with contextlib.ExitStack() as stack:
-                yield stack.enter_context(self._checkout())
+            with self._checkout() as conn:
+                yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:  # dropped mid-call, or a timeout
             self._down = True
             raise Unavailable(f"the database {self.where} failed: {self._message(exc)}") from None
@@ -234,22 +242,17 @@ class PostgresStore(Store):
         asked with a short timeout, so a page does not wait twice for the same outage.
         """
         wait = 0.2 if self._down else self._pool_timeout
-        try:
-            held = self._pool.connection(timeout=wait)
-            conn = held.__enter__()
-        except psycopg_pool.PoolTimeout as exc:  # down, reconnecting, or every connection busy
+        with contextlib.ExitStack() as stack:  # its exit returns (or, if broken, discards) the connection
             try:
-                direct = psycopg.connect(self.url, **self._kwargs)
-            except psycopg.Error as refused:
-                self._down = True
-                raise Unavailable(f"the database {self.where} cannot be reached: {self._message(refused)} "
-                                  f"({self._message(exc)})", retry=False) from None
-            with direct:
-                yield direct
-            return
-        self._down = False
-        with contextlib.ExitStack() as stack:
-            stack.push(held)  # the pool's own exit: returns (or, if broken, discards) the connection
+                conn = stack.enter_context(self._pool.connection(timeout=wait))
+                self._down = False
+            except psycopg_pool.PoolTimeout as exc:  # down, reconnecting, or every connection busy
+                try:
+                    conn = stack.enter_context(psycopg.connect(self.url, **self._kwargs))
+                except psycopg.Error as refused:
+                    self._down = True
+                    raise Unavailable(f"the database {self.where} cannot be reached: {self._message(refused)} "
+                                      f"({self._message(exc)})", retry=False) from None
             yield conn
 
     @contextlib.contextmanager
@@ -414,8 +417,6 @@ def check_postgres(url: str, *, connect_timeout: int = 5) -> str:
             if not _check_schema(conn, where):
                 return "ok, empty: the tables will be created on first use"
             n = conn.execute("SELECT count(*) AS n FROM sessions").fetchone()["n"]
-    except psycopg.Error as exc:
-        raise StoreError(f"cannot open the database {where}: {scrub(' '.join(str(exc).split()), secret)}") from None
-    except ValueError as exc:
-        raise StoreError(f"cannot open the database {where}: {scrub(str(exc), secret)}") from None
+    except (psycopg.Error, ValueError) as exc:
+        raise _cannot_open(where, secret, exc) from None
     return f"ok, {n} session(s) stored"
