@@ -14,7 +14,7 @@ import time
 import psycopg
 import pytest
 
-from evalkit.store import StoreError, Unavailable, check_database, open_store
+from evalkit.store import StoreError, Unavailable, check_database, open_store, postgres
 from evalkit.store.postgres import check_connection
 from tests.pg import PASSWORD
 
@@ -199,13 +199,42 @@ def test_the_check_passes_a_live_connection_and_raises_on_a_dropped_or_closed_on
 
 
 def test_connections_dropped_while_idle_in_the_pool_are_replaced_at_checkout(pg_server, pg_url: str) -> None:
-    with open_store(pg_url, min_size=3, max_size=3) as store:
+    with open_store(pg_url, min_size=3, max_size=3, recheck_after=0.2) as store:
         store._pool.wait()  # three idle connections
         session = store.create_session(study_version="v").session_id
         assert pg_server.terminate(pg_url.rsplit("/", 1)[1]) >= 3
+        time.sleep(0.3)  # idle for longer than recheck_after: checked at checkout
         # create_session is never retried: it works only because the check replaced the dropped connection
         assert store.create_session(study_version="v").session_id != session
         for i in range(5):
             store.record_answer(session, "t", i, "A")
         assert [a.question_index for a in store.answers(session)] == list(range(5))
         assert store._pool.get_stats().get("connections_lost", 0) >= 1
+
+
+def test_a_connection_dropped_just_after_a_call_is_caught_by_the_retry(pg_server, pg_url: str, monkeypatch) -> None:
+    """Within ``recheck_after`` of its last call a connection is not checked (no second round trip under
+    load). If it was dropped in that window, an answer write still lands through the retry; only a call
+    that is never retried (creating a session) says "try again", and the next one works."""
+    checks = []
+    monkeypatch.setattr(postgres, "check_connection", lambda conn: checks.append(conn) or check_connection(conn))
+    database = pg_url.rsplit("/", 1)[1]
+    with open_store(pg_url, min_size=1, max_size=1, recheck_after=60) as store:
+        session = store.create_session(study_version="v").session_id
+        store.record_answer(session, "t", 0, "A")
+        checks.clear()
+        store.record_answer(session, "t", 1, "A")
+        assert checks == []  # used a moment ago: not checked again
+        assert pg_server.terminate(database) >= 1
+        assert store.record_answer(session, "t", 2, "A").created  # failed once, retried on a new connection
+        assert pg_server.terminate(database) >= 1
+        with pytest.raises(Unavailable):
+            store.create_session(study_version="v")
+        assert store.create_session(study_version="v").session_id != session
+        assert checks  # after a failure every checkout is checked until one succeeds
+        assert [a.question_index for a in store.answers(session)] == [0, 1, 2]
+    with open_store(pg_url, min_size=1, max_size=1, recheck_after=0) as store:
+        checks.clear()
+        store.record_answer(session, "t", 3, "A")
+        store.record_answer(session, "t", 4, "A")
+        assert len(checks) >= 2  # recheck_after=0: every checkout is checked

@@ -293,6 +293,11 @@ def check_columns(table: str, columns: Sequence[ColumnSpec]) -> None:
 
 T = TypeVar("T")
 
+_ANSWER_COLUMNS = [c for c in COLUMNS["evaluations"] if c != "id"]
+_INSERT_ANSWER = (f"INSERT INTO evaluations ({', '.join(_ANSWER_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' * len(_ANSWER_COLUMNS))})"
+                  " ON CONFLICT (session_id, task, question_index) DO NOTHING RETURNING *")
+
 
 def retried(method: Callable[..., T]) -> Callable[..., T]:
     """Retry an idempotent store method once when the connection dropped (a server restart, a failover).
@@ -559,13 +564,10 @@ class Store(abc.ABC):
             "item_ids": json.dumps(list(item_ids)), "matched": None if matched is None else int(bool(matched)),
             "detail": detail_json, "created_at": now_iso(),
         }
-        columns = [c for c in COLUMNS["evaluations"] if c != "id"]
         with self._conn() as conn:
             try:
-                stored = self._exec(
-                    conn, f"INSERT INTO evaluations ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-                          " ON CONFLICT (session_id, task, question_index) DO NOTHING RETURNING *",
-                    [row[c] for c in columns]).fetchall()  # all: SQLite finishes the statement only then
+                stored = self._exec(conn, _INSERT_ANSWER, [row[c] for c in _ANSWER_COLUMNS]).fetchall()
+                # (all: SQLite finishes the statement only then)
             except Exception as exc:
                 if self._is_foreign_key_error(exc):
                     raise UnknownSession(f"no session with token {session_id!r}") from None
