@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from evalkit.store import StoreError, Unavailable, check_database, open_store, postgres
+from evalkit.store.base import JsonField
 from evalkit.store.postgres import check_connection
 from tests.pg import PASSWORD
 
@@ -238,3 +239,29 @@ def test_a_connection_dropped_just_after_a_call_is_caught_by_the_retry(pg_server
         store.record_answer(session, "t", 3, "A")
         store.record_answer(session, "t", 4, "A")
         assert len(checks) >= 2  # recheck_after=0: every checkout is checked
+
+
+def test_a_columnar_read_in_several_parts_gives_one_dictionary_per_column(pg_url: str, monkeypatch) -> None:
+    """Each reader thread dictionary-encodes its own id range; the parts' dictionaries differ (the two
+    halves hold different values) and must come back unified, values and missing cells intact."""
+    with open_store(pg_url) as store:
+        session = store.create_session(study_version="v").session_id
+        for i in range(40):
+            store.record_answer(session, "early" if i < 20 else "late", i, f"r{i % 3 if i < 20 else 3 + i % 2}",
+                                domain=None if i % 4 == 0 else f"d{i // 20}", detail={"button": "accept"} if i % 5 == 0
+                                else None)
+        columns = [("id", "id", "int"), ("task", "task", "category"), ("response", "response", "category"),
+                   ("domain", "domain", "category"), ("button", JsonField("detail", "button"), "category")]
+        whole = store.read_columns("evaluations", columns).to_pandas()
+        monkeypatch.setattr(type(store), "rows_per_part", 10)
+        parts = store.read_tables({"e": ("evaluations", columns)}, threads=4)["e"]
+        assert parts["task"].num_chunks == 4  # four id ranges
+        assert all(chunk.dictionary.equals(parts["task"].chunk(0).dictionary) for chunk in parts["task"].chunks)
+        split = parts.to_pandas()
+    for frame in (whole, split):
+        assert frame["task"].dtype == "category"
+        assert frame["task"].tolist() == ["early"] * 20 + ["late"] * 20
+        assert frame["response"].tolist() == [f"r{i % 3}" for i in range(20)] + [f"r{3 + i % 2}" for i in range(20, 40)]
+        assert frame["domain"].isna().sum() == 10 and frame["domain"].dropna().str[0].eq("d").all()
+        assert frame["button"].eq("accept").sum() == 8 and frame["button"].isna().sum() == 32
+    assert split.astype(object).equals(whole.astype(object))
