@@ -10,6 +10,7 @@ safely.
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import os
 import time
@@ -20,20 +21,21 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from evalkit.config import ConfigError, LoadedStudy, Metric, RatingTask, open_study, relative_paths, study_summary
+from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.login_limit import LoginLimiter
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, Unavailable, open_store
-from evalkit.survey import Step, SurveyError, current_step, missing_scores, progress_label, record_choice
+from evalkit.survey import Step, SurveyError, current_step, progress_label
+from evalkit.tasks import Metric, RatingTask
+from evalkit.tasks.rating import missing_scores
+from evalkit.tasks.responses import record_choice
 
 log = logging.getLogger("evalkit.app")
 HERE = Path(__file__).resolve().parent
 PAGES = {
     "consent": "pages/consent.py",
-    "triplet": "pages/triplets.py",
-    "pairwise": "pages/pairwise.py",
-    "rating": "pages/rating.py",
+    "survey": "pages/survey.py",  # every task kind's questions (pages/tasks/<kind>.py draws them)
     "done": "pages/done.py",
     "results": "pages/results.py",
 }
@@ -56,9 +58,7 @@ def app_pages() -> list[st.Page]:
     so one shared between sessions breaks under concurrent evaluators (seen in bench_concurrency.py)."""
     return [
         st.Page(PAGES["consent"], title="Welcome", default=True),
-        st.Page(PAGES["triplet"], title="Survey", url_path="triplets"),
-        st.Page(PAGES["pairwise"], title="Survey", url_path="pairwise"),
-        st.Page(PAGES["rating"], title="Survey", url_path="rating"),
+        st.Page(PAGES["survey"], title="Survey", url_path="survey"),
         st.Page(PAGES["done"], title="Thank you", url_path="done"),
         st.Page(PAGES["results"], title="Results", url_path="results"),  # linked from no evaluator screen
     ]
@@ -139,9 +139,19 @@ def token() -> str | None:
     return value if isinstance(value, str) else None
 
 
+def screen(step: Step) -> str:
+    """The page a step is shown on: ``done``, or ``survey`` for a question of any task kind."""
+    return "done" if step.kind == "done" else "survey"
+
+
 def go(step: Step, session_id: str) -> None:
     """Switch to the screen of ``step``, keeping the token in the URL."""
-    st.switch_page(PAGES[step.kind], query_params={TOKEN_PARAM: session_id})
+    st.switch_page(PAGES[screen(step)], query_params={TOKEN_PARAM: session_id})
+
+
+def renderer(kind: str) -> Callable[[Context], None]:
+    """The ``render(ctx)`` of a task kind: ``pages/tasks/<kind>.py`` (one module per kind of evalkit.tasks)."""
+    return importlib.import_module(f"pages.tasks.{kind}").render
 
 
 def step_of(loaded: LoadedStudy, store: Store, session: Session,
@@ -188,13 +198,14 @@ class Context:
     step: Step
 
 
-def enter(kind: str) -> Context:
-    """Guard of every screen after consent: valid session, study not ended, right screen for the step."""
+def enter(page: str) -> Context:
+    """Guard of every screen after consent (``survey`` or ``done``): valid session, study not ended, right
+    screen for the step."""
     loaded, store = load()
     try:
         state, session, progress = store.snapshot(token())  # one read transaction per page run
     except Unavailable as exc:  # the database server is restarting or unreachable: expected, one line in the log
-        log.warning("page %s: %s", kind, exc)
+        log.warning("page %s: %s", page, exc)
         unavailable_notice()
         st.stop()
     if state == "ended":
@@ -204,7 +215,7 @@ def enter(kind: str) -> Context:
         unknown_session_notice()
         st.stop()
     step, _ = step_of(loaded, store, session, progress)
-    if step.kind != kind:
+    if screen(step) != page:
         go(step, session.session_id)
     return Context(loaded, store, session, step)
 

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import math
 import re
 import tomllib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .datasets import (
     DatasetError,
@@ -35,6 +34,9 @@ from .datasets import (
     review_counts,
 )
 from .store import Database, StoreError, resolve_database
+from .tasks import KINDS, Common, PairwiseTask, RatingTask, Task, TripletTask, known_kinds
+from .tasks.base import ConfigError, Table, type_name
+from .tasks.rating import Metric
 
 __all__ = [
     "BiasControls",
@@ -52,14 +54,6 @@ __all__ = [
     "needed_reviews",
     "open_study",
 ]
-
-_MISSING: Any = object()
-_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-
-
-class ConfigError(Exception):
-    """The study config is invalid; the message names the file and the key."""
-
 
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:[^\s'\"(),;:]+/)*[^\s'\"(),;:]*")
 
@@ -113,88 +107,6 @@ class BiasControls:
 
 
 @dataclass(frozen=True)
-class Metric:
-    """One rubric question scored 1..len(anchors); ``anchors[k]`` describes score k+1."""
-
-    id: str
-    label: str
-    question: str
-    anchors: tuple[str, ...]
-
-    @property
-    def scale(self) -> tuple[int, ...]:
-        """The allowed scores, 1..n."""
-        return tuple(range(1, len(self.anchors) + 1))
-
-
-Selection = Literal["per-evaluator", "shared"]
-Order = Literal["shuffled", "fixed"]
-
-
-@dataclass(frozen=True)
-class TripletTask:
-    """Which of N texts (one per source, same domain) comes from ``target``."""
-
-    id: str
-    title: str
-    question: str
-    instructions: str
-    sources: tuple[str, ...]
-    target: str
-    domains: tuple[str, ...]
-    selection: Selection = "per-evaluator"
-    order: Order = "shuffled"
-    kind: Literal["triplet"] = "triplet"
-
-    def slots(self) -> list[tuple[tuple[str, ...], str]]:
-        """(sources, domain) of every question in config order."""
-        return [(self.sources, d) for d in self.domains]
-
-
-@dataclass(frozen=True)
-class PairwiseTask:
-    """Which of two texts (two sources, same domain) is more natural."""
-
-    id: str
-    title: str
-    question: str
-    instructions: str
-    pairs: tuple[tuple[str, str], ...]
-    domains: tuple[str, ...]
-    response: Literal["choice", "slider"] = "choice"
-    selection: Selection = "per-evaluator"
-    order: Order = "shuffled"
-    kind: Literal["pairwise"] = "pairwise"
-
-    def slots(self) -> list[tuple[tuple[str, ...], str]]:
-        """(sources, domain) of every question in config order."""
-        return [(tuple(p), d) for p, d in zip(self.pairs, self.domains, strict=True)]
-
-
-@dataclass(frozen=True)
-class RatingTask:
-    """Rubric ratings of items (e.g. a system's novelty assessment of a paper)."""
-
-    id: str
-    title: str
-    instructions: str
-    items: Path
-    metrics: tuple[Metric, ...]
-    familiarity: Metric | None = None
-    min_items: int = 1
-    suggested_items: int = 3
-    kind: Literal["rating"] = "rating"
-
-    @property
-    def questions(self) -> tuple[Metric, ...]:
-        """Every question an evaluator answers per item, in order: familiarity (if asked), then the metrics."""
-        return ((self.familiarity,) if self.familiarity else ()) + self.metrics
-
-
-Task = TripletTask | PairwiseTask | RatingTask
-
-
-@dataclass(frozen=True)
 class Study:
     """A whole study as described by one ``config.toml``."""
 
@@ -222,7 +134,7 @@ class Study:
     @property
     def sampled_tasks(self) -> list[TripletTask | PairwiseTask]:
         """The triplet and pairwise blocks (the ones drawn from review pools), in order."""
-        return [t for t in self.tasks if not isinstance(t, RatingTask)]
+        return [t for t in self.tasks if KINDS[t.kind].source == "pools"]  # type: ignore[misc]
 
     def task(self, task_id: str) -> Task:
         """The task with this id (KeyError if none)."""
@@ -249,82 +161,7 @@ class Study:
         return out
 
 
-class _Table:
-    """Typed access to one TOML table that remembers which keys were read."""
-
-    def __init__(self, data: Any, file: Path, where: str) -> None:
-        self.file, self.where = file, where
-        if not isinstance(data, dict):
-            self.fail(None, f"must be a table, got {_type(data)}")
-        self.data: dict[str, Any] = data
-        self.read: set[str] = set()
-
-    def fail(self, key: str | None, problem: str) -> None:
-        at = f"{self.where}: key '{key}'" if key is not None else self.where
-        raise ConfigError(f"{self.file.name}: {at}: {problem}")
-
-    def get(self, key: str, default: Any = _MISSING) -> Any:
-        self.read.add(key)
-        if key not in self.data:
-            if default is _MISSING:
-                self.fail(key, "is required but missing")
-            return default
-        return self.data[key]
-
-    def str(self, key: str, default: Any = _MISSING, *, nonempty: bool = True) -> str:
-        value = self.get(key, default)
-        if not isinstance(value, str):
-            self.fail(key, f"must be a string, got {_type(value)}")
-        if nonempty and not value.strip():
-            self.fail(key, "must not be empty")
-        return value
-
-    def int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> int:
-        value = self.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key, f"must be an integer, got {_type(value)} {value!r}")
-        if minimum is not None and value < minimum:
-            self.fail(key, f"must be at least {minimum}, got {value}")
-        return value
-
-    def float(self, key: str, default: Any = _MISSING, *, low: float, high: float) -> float:
-        value = self.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            self.fail(key, f"must be a number, got {_type(value)} {value!r}")
-        if not low <= value <= high:
-            self.fail(key, f"must be between {low} and {high}, got {value}")
-        return float(value)
-
-    def strs(self, key: str, default: Any = _MISSING, *, nonempty: bool = True) -> tuple[str, ...]:
-        value = self.get(key, default)
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.fail(key, "must be a list of non-empty strings")
-        if nonempty and not value:
-            self.fail(key, "must not be an empty list")
-        return tuple(v.strip() for v in value)
-
-    def choice(self, key: str, options: tuple[str, ...], default: Any = _MISSING) -> str:
-        value = self.get(key, default)
-        if value not in options:
-            self.fail(key, f"must be one of {', '.join(repr(o) for o in options)}; got {value!r}")
-        return value
-
-    def done(self) -> None:
-        """Fail on keys that were never read (typos), suggesting the nearest known key."""
-        for key in self.data:
-            if key not in self.read:
-                near = difflib.get_close_matches(key, sorted(self.read), n=1)
-                hint = f" (did you mean '{near[0]}'?)" if near else ""
-                known = ", ".join(sorted(self.read))
-                self.fail(key, f"is not a known setting{hint}; known keys here: {known}")
-
-
-def _type(value: Any) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list",
-            dict: "a table"}.get(type(value), type(value).__name__)
-
-
-def _read_text(base: Path, rel: str, table: _Table, key: str) -> str:
+def _read_text(base: Path, rel: str, table: Table, key: str) -> str:
     path = (base / rel).resolve()
     try:
         return path.read_text(encoding="utf-8")
@@ -335,99 +172,16 @@ def _read_text(base: Path, rel: str, table: _Table, key: str) -> str:
     raise AssertionError("unreachable")
 
 
-def _metric(data: Any, file: Path, where: str) -> Metric:
-    t = _Table(data, file, where)
-    metric_id = t.str("id")
-    if not _ID.match(metric_id):
-        t.fail("id", f"must be letters, digits, '_', '-' or '.', got {metric_id!r}")
-    metric = Metric(
-        id=metric_id,
-        label=t.str("label", metric_id.replace("_", " ").capitalize()),
-        question=t.str("question"),
-        anchors=t.strs("anchors"),
-    )
-    if len(metric.anchors) < 2:
-        t.fail("anchors", "needs at least two levels (one description per score)")
-    t.done()
-    return metric
-
-
 def _task(data: Any, file: Path, base: Path, n: int) -> Task:
+    """One ``[[tasks]]`` table: the keys every kind takes, then the kind's own (see :mod:`evalkit.tasks`)."""
     probe = data if isinstance(data, dict) else {}
     label = f"[[tasks]] #{n}" + (f" (id {probe['id']!r})" if isinstance(probe.get("id"), str) else "")
-    t = _Table(data, file, label)
-    kind = t.choice("kind", ("triplet", "pairwise", "rating"))
-    task_id = t.str("id")
-    if not _ID.match(task_id):
-        t.fail("id", f"must be letters, digits, '_', '-' or '.', got {task_id!r}")
-    title = t.str("title", task_id.capitalize())
-    instructions = t.str("instructions", "", nonempty=False)
-    task: Task
-    if kind == "triplet":
-        sources = t.strs("sources")
-        if len(sources) < 2:
-            t.fail("sources", "needs at least two sources")
-        if len(set(sources)) != len(sources):
-            t.fail("sources", f"names a source twice: {list(sources)}")
-        if len(sources) > 26:
-            t.fail("sources", "at most 26 sources (texts are labelled A-Z)")
-        target = t.str("target")
-        if target not in sources:
-            t.fail("target", f"{target!r} is not one of the task's sources {list(sources)}")
-        task = TripletTask(
-            id=task_id, title=title, instructions=instructions,
-            question=t.str("question", f"Which review was written by a {target} source?"),
-            sources=sources, target=target, domains=t.strs("domains"),
-            selection=t.choice("selection", ("per-evaluator", "shared"), "per-evaluator"),  # type: ignore[arg-type]
-            order=t.choice("order", ("shuffled", "fixed"), "shuffled"),  # type: ignore[arg-type]
-        )
-    elif kind == "pairwise":
-        raw_pairs = t.get("pairs")
-        if not isinstance(raw_pairs, list) or not raw_pairs:
-            t.fail("pairs", "must be a non-empty list of [source, source] pairs")
-        pairs: list[tuple[str, str]] = []
-        for k, p in enumerate(raw_pairs, start=1):
-            if not (isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) and s.strip() for s in p)):
-                t.fail("pairs", f"entry #{k} must be a list of two source names, got {p!r}")
-            if p[0] == p[1]:
-                t.fail("pairs", f"entry #{k} compares {p[0]!r} with itself")
-            pairs.append((p[0].strip(), p[1].strip()))
-        domains = t.strs("domains")
-        if len(domains) != len(pairs):
-            t.fail("domains", f"must give one domain per pair: {len(pairs)} pairs but {len(domains)} domains")
-        task = PairwiseTask(
-            id=task_id, title=title, instructions=instructions,
-            question=t.str("question", "Which review sounds more natural and realistic?"),
-            pairs=tuple(pairs), domains=domains,
-            response=t.choice("response", ("choice", "slider"), "choice"),  # type: ignore[arg-type]
-            selection=t.choice("selection", ("per-evaluator", "shared"), "per-evaluator"),  # type: ignore[arg-type]
-            order=t.choice("order", ("shuffled", "fixed"), "shuffled"),  # type: ignore[arg-type]
-        )
-    else:
-        rel = t.str("items")
-        items = (base / rel).resolve()
-        if not items.is_file():
-            t.fail("items", f"rating items file {rel!r} not found (looked for {items})")
-        raw_metrics = t.get("metrics")
-        if not isinstance(raw_metrics, list) or not raw_metrics:
-            t.fail("metrics", "needs at least one [[tasks.metrics]] table (id, question, anchors)")
-        metrics = tuple(_metric(m, file, f"{label} metric #{k}") for k, m in enumerate(raw_metrics, start=1))
-        ids = [m.id for m in metrics]
-        if len(set(ids)) != len(ids):
-            t.fail("metrics", f"metric ids must be unique, got {ids}")
-        fam = t.get("familiarity", None)
-        familiarity = None
-        if fam is not None:
-            fam = {"id": "familiarity", **fam} if isinstance(fam, dict) else fam
-            familiarity = _metric(fam, file, f"{label} familiarity")
-            if familiarity.id in ids:
-                t.fail("familiarity", f"its id {familiarity.id!r} is also a metric id")
-        min_items = t.int("min_items", 1, minimum=1)
-        suggested = t.int("suggested_items", max(min_items, 3), minimum=1)
-        if suggested < min_items:
-            t.fail("suggested_items", f"({suggested}) is less than min_items ({min_items})")
-        task = RatingTask(id=task_id, title=title, instructions=instructions, items=items, metrics=metrics,
-                          familiarity=familiarity, min_items=min_items, suggested_items=suggested)
+    t = Table(data, file, label)
+    kind = KINDS[t.choice("kind", tuple(KINDS))]
+    task_id = t.ident("id")
+    common = Common(file=file, base=base, label=label, id=task_id, title=t.str("title", task_id.capitalize()),
+                    instructions=t.str("instructions", "", nonempty=False))
+    task = kind.parse(t, common)
     t.done()
     return task
 
@@ -448,9 +202,9 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path.name}: not valid TOML: {exc}") from None
     base = path.resolve().parent
-    top = _Table(data, path, "top level")
+    top = Table(data, path, "top level")
 
-    st = _Table(top.get("study"), path, "[study]")
+    st = Table(top.get("study"), path, "[study]")
     title = st.str("title")
     datasets = (base / st.str("datasets", "datasets")).resolve()
     if not datasets.is_dir():
@@ -481,12 +235,12 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     description = st.str("description", "", nonempty=False)
     record_user_agent = st.get("record_user_agent", False)
     if not isinstance(record_user_agent, bool):
-        st.fail("record_user_agent", f"must be true or false, got {_type(record_user_agent)}")
-    names = _Table(st.get("domain_names", {}), path, "[study.domain_names]")
+        st.fail("record_user_agent", f"must be true or false, got {type_name(record_user_agent)}")
+    names = Table(st.get("domain_names", {}), path, "[study.domain_names]")
     domain_names = {key: names.str(key).strip() for key in names.data}
     st.done()
 
-    pt = _Table(top.get("pool", {}), path, "[pool]")
+    pt = Table(top.get("pool", {}), path, "[pool]")
     pool = PoolFilters(
         max_sentences=pt.int("max_sentences", 4, minimum=1),
         min_sentences=pt.int("min_sentences", 2, minimum=0),
@@ -499,7 +253,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         pt.fail("min_chars", f"({pool.min_chars}) is greater than max_chars ({pool.max_chars})")
     pt.done()
 
-    bt = _Table(top.get("bias", {}), path, "[bias]")
+    bt = Table(top.get("bias", {}), path, "[bias]")
     trunc = bt.get("truncate", [0.85, 1.0])
     if (not isinstance(trunc, list) or len(trunc) != 2
             or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in trunc)):
@@ -517,14 +271,14 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
 
     raw_tasks = top.get("tasks")
     if not isinstance(raw_tasks, list) or not raw_tasks:
-        top.fail("tasks", "needs at least one [[tasks]] block (kind = 'triplet', 'pairwise' or 'rating')")
+        top.fail("tasks", f"needs at least one [[tasks]] block (kind = {known_kinds()})")
     tasks = tuple(_task(d, path, base, n) for n, d in enumerate(raw_tasks, start=1))
     ids = Counter(t.id for t in tasks)
     dup = [i for i, c in ids.items() if c > 1]
     if dup:
         raise ConfigError(f"{path.name}: [[tasks]]: task id {dup[0]!r} is used by more than one task")
     top.done()
-    known = [d for t in tasks if not isinstance(t, RatingTask) for _, d in t.slots()]
+    known = [d for t in tasks if KINDS[t.kind].source == "pools" for _, d in t.slots()]  # type: ignore[union-attr]
     for key in domain_names:
         if key not in known:
             near = difflib.get_close_matches(key, sorted(set(known)), n=1)
@@ -601,17 +355,7 @@ class LoadedStudy:
 
 def study_summary(study: Study) -> dict[str, Any]:
     """What the analysis needs to know about the tasks, as JSON-ready data (stored in the database)."""
-    tasks: list[dict[str, Any]] = []
-    for t in study.tasks:
-        entry: dict[str, Any] = {"id": t.id, "kind": t.kind, "title": t.title}
-        if isinstance(t, TripletTask):
-            entry.update(sources=list(t.sources), target=t.target, selection=t.selection)
-        elif isinstance(t, PairwiseTask):
-            entry.update(pairs=[list(p) for p in t.pairs], response=t.response, selection=t.selection)
-        else:
-            entry.update(metrics=[{"id": m.id, "label": m.label, "scale": len(m.anchors)} for m in t.metrics],
-                         familiarity=t.familiarity is not None, min_items=t.min_items)
-        tasks.append(entry)
+    tasks = [{"id": t.id, "kind": t.kind, "title": t.title, **KINDS[t.kind].describe(t)} for t in study.tasks]
     return {"title": study.title, "tasks": tasks}
 
 

@@ -191,7 +191,7 @@ def test_refresh_or_new_tab_resumes_at_the_first_unanswered_question(harness: Ha
 
 @pytest.mark.parametrize("bad", ["0" * 32, "not-a-token", "'; DROP TABLE sessions; --", ""])
 def test_unknown_or_malformed_token_shows_a_friendly_message(harness: Harness, bad: str) -> None:
-    for page in ("pages/triplets.py", "pages/pairwise.py", "pages/rating.py", "pages/done.py"):
+    for page in ("pages/survey.py", "pages/done.py"):
         at = harness.app(s=bad)
         if bad:
             assert not at.exception
@@ -495,7 +495,7 @@ def test_ended_study_shows_complete_to_everyone(harness: Harness) -> None:
         assert not shown.exception
         assert "This study is complete" in texts(shown)
         assert not shown.radio and not shown.checkbox
-    at.switch_page("pages/triplets.py").run()
+    at.switch_page("pages/survey.py").run()
     assert "This study is complete" in texts(at)
 
 

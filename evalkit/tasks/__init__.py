@@ -1,0 +1,39 @@
+"""Task kinds: one module per kind, and the registry that maps ``kind = "..."`` in a config to it.
+
+Each module holds its typed task class and a :class:`~evalkit.tasks.base.TaskKind` object
+(parsing and validating its ``[[tasks]]`` table, where its questions come from, its progress,
+what the analysis needs to know); how an answer is recorded lives beside it
+(:mod:`evalkit.tasks.responses` for questions drawn from the review pools). The Streamlit
+layer has one renderer per kind, ``pages/tasks/<kind>.py``. To add a kind: a module here,
+its line in :data:`KINDS`, its renderer, and tests (README, "Adding a task kind").
+"""
+
+from __future__ import annotations
+
+from . import pairwise, rating, triplet
+from .base import Common, ConfigError, SurveyError, Table, TaskKind
+from .pairwise import PairwiseTask
+from .rating import Metric, RatingTask
+from .triplet import TripletTask
+
+__all__ = ["KINDS", "Common", "ConfigError", "Metric", "PairwiseTask", "RatingTask", "SurveyError", "Table", "Task",
+           "TaskKind", "TripletTask", "kind_of", "known_kinds"]
+
+Task = TripletTask | PairwiseTask | RatingTask
+
+
+#: kind name -> its TaskKind, in the order the README lists them
+KINDS: dict[str, TaskKind] = {module.KIND.name: module.KIND for module in (triplet, pairwise, rating)}
+
+
+def known_kinds() -> str:
+    """The registered kinds, for messages: ``'triplet', 'pairwise', 'rating'``."""
+    return ", ".join(repr(k) for k in KINDS)
+
+
+def kind_of(name: str) -> TaskKind:
+    """The kind registered as ``name``; KeyError naming the known kinds otherwise."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise KeyError(f"unknown task kind {name!r}; the known kinds are {known_kinds()}") from None

@@ -1,0 +1,173 @@
+"""What every task kind shares: the config reader, the common keys, and the :class:`TaskKind` interface.
+
+A task kind is one module of :mod:`evalkit.tasks` holding its typed task class and a
+:class:`TaskKind` object that parses its ``[[tasks]]`` table, says how its questions
+come about (planned from review pools, or picked by the evaluator), counts its progress
+and describes it for the analysis. The registry in :mod:`evalkit.tasks` maps
+``kind = "..."`` to that object; nothing else in evalkit asks which kind a task is.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from ..sampling import Question
+    from ..store import Progress
+
+__all__ = ["ID", "Common", "ConfigError", "SurveyError", "Table", "TaskKind", "type_name"]
+
+MISSING: Any = object()
+ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+class ConfigError(Exception):
+    """The study config is invalid; the message names the file and the key."""
+
+
+def type_name(value: Any) -> str:
+    """How a TOML value's type is named in messages."""
+    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+class Table:
+    """Typed access to one TOML table that remembers which keys were read."""
+
+    def __init__(self, data: Any, file: Path, where: str) -> None:
+        self.file, self.where = file, where
+        if not isinstance(data, dict):
+            self.fail(None, f"must be a table, got {type_name(data)}")
+        self.data: dict[str, Any] = data
+        self.read: set[str] = set()
+
+    def fail(self, key: str | None, problem: str) -> None:
+        """Raise :class:`ConfigError` naming the file, this table and ``key``."""
+        at = f"{self.where}: key '{key}'" if key is not None else self.where
+        raise ConfigError(f"{self.file.name}: {at}: {problem}")
+
+    def get(self, key: str, default: Any = MISSING) -> Any:
+        """The raw value (``default`` when absent; required without one)."""
+        self.read.add(key)
+        if key not in self.data:
+            if default is MISSING:
+                self.fail(key, "is required but missing")
+            return default
+        return self.data[key]
+
+    def str(self, key: str, default: Any = MISSING, *, nonempty: bool = True) -> str:
+        """A string value."""
+        value = self.get(key, default)
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, got {type_name(value)}")
+        if nonempty and not value.strip():
+            self.fail(key, "must not be empty")
+        return value
+
+    def int(self, key: str, default: Any = MISSING, *, minimum: int | None = None) -> int:
+        """An integer value, at least ``minimum``."""
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"must be an integer, got {type_name(value)} {value!r}")
+        if minimum is not None and value < minimum:
+            self.fail(key, f"must be at least {minimum}, got {value}")
+        return value
+
+    def float(self, key: str, default: Any = MISSING, *, low: float, high: float) -> float:
+        """A finite number in ``[low, high]``."""
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.fail(key, f"must be a number, got {type_name(value)} {value!r}")
+        if not low <= value <= high:
+            self.fail(key, f"must be between {low} and {high}, got {value}")
+        return float(value)
+
+    def strs(self, key: str, default: Any = MISSING, *, nonempty: bool = True) -> tuple[str, ...]:
+        """A list of non-empty strings (stripped)."""
+        value = self.get(key, default)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            self.fail(key, "must be a list of non-empty strings")
+        if nonempty and not value:
+            self.fail(key, "must not be an empty list")
+        return tuple(v.strip() for v in value)
+
+    def choice(self, key: str, options: Sequence[str], default: Any = MISSING) -> str:
+        """One of ``options``."""
+        value = self.get(key, default)
+        if value not in options:
+            self.fail(key, f"must be one of {', '.join(repr(o) for o in options)}; got {value!r}")
+        return value
+
+    def ident(self, key: str, default: Any = MISSING) -> str:
+        """An id: letters, digits, '_', '-' or '.'."""
+        value = self.str(key, default)
+        if not ID.match(value):
+            self.fail(key, f"must be letters, digits, '_', '-' or '.', got {value!r}")
+        return value
+
+    def done(self) -> None:
+        """Fail on keys that were never read (typos), suggesting the nearest known key."""
+        for key in self.data:
+            if key not in self.read:
+                near = difflib.get_close_matches(key, sorted(self.read), n=1)
+                hint = f" (did you mean '{near[0]}'?)" if near else ""
+                known = ", ".join(sorted(self.read))
+                self.fail(key, f"is not a known setting{hint}; known keys here: {known}")
+
+
+@dataclass(frozen=True)
+class Common:
+    """The keys every kind takes, read before the kind's own: where its files are, its id, title, instructions."""
+
+    file: Path  # the config file (for messages)
+    base: Path  # the folder relative paths start from
+    label: str  # "[[tasks]] #2 (id 'pairwise')", for messages
+    id: str
+    title: str
+    instructions: str
+
+
+class TaskKind:
+    """One kind of task: a subclass per module of :mod:`evalkit.tasks`, registered under :attr:`name`.
+
+    ``source`` says where its questions come from: ``"pools"`` (drawn by :func:`evalkit.sampling.plan`
+    from the review pools, one :class:`~evalkit.sampling.Question` per slot) or ``"picked"`` (the
+    evaluator picks items from a list; the plan has no questions for it).
+    """
+
+    name: ClassVar[str]
+    source: ClassVar[str] = "pools"
+    #: one line for the README's and the error message's list of kinds
+    summary_line: ClassVar[str] = ""
+
+    def parse(self, t: Table, common: Common) -> Any:
+        """The typed task from its ``[[tasks]]`` table (common keys already read); ConfigError on mistakes."""
+        raise NotImplementedError
+
+    def describe(self, task: Any) -> dict[str, Any]:
+        """What the analysis needs to know about the task beyond id, kind and title (JSON-ready)."""
+        raise NotImplementedError
+
+    def progress(self, task: Any, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
+        """(steps in all, steps done) of this task, for the overall progress bar."""
+        done = progress.answered.get(task.id, set())
+        return len(questions), sum(1 for q in questions if q.index in done)
+
+    def next_question(self, task: Any, questions: Sequence[Question],
+                      progress: Progress) -> tuple[int, Question | None, int, Mapping[int, str]] | None:
+        """(index, question, questions in the block, rated items) of the first open step; None when done."""
+        done = progress.answered.get(task.id, set())
+        for q in questions:
+            if q.index not in done:
+                return q.index, q, len(questions), {}
+        return None
+
+
+class SurveyError(ValueError):
+    """An answer cannot be stored as given (the message is meant for the evaluator)."""

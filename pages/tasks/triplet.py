@@ -1,0 +1,8 @@
+"""Renderer of kind ``triplet``: which of the texts comes from the target source (e.g. was written by a person)."""
+
+import ui
+
+
+def render(ctx: ui.Context) -> None:
+    """Cards side by side and one choice per card."""
+    ui.choice_question(ctx)
