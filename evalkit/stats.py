@@ -434,8 +434,25 @@ def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
     w = np.asarray(w, dtype=float)
     if w.shape != (len(items), len(items)):
         raise ValueError(f"the win matrix must be {len(items)} x {len(items)}, got {w.shape}")
-    out: dict[str, float] = {}
-    active = np.ones(len(items), dtype=bool)
+    fixed, fit = _set_aside(w)
+    logs = fixed.copy()
+    if fit.any():
+        fitted = np.log(_fit_bt(w[np.ix_(fit, fit)]))
+        logs[fit] = fitted - fitted.mean()
+    return {item: float(v) for item, v in zip(items, logs, strict=True)}
+
+
+def _set_aside(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The items of a win matrix that get no finite fit, and those left to fit: ``(fixed, fit)``.
+
+    ``fixed[k]`` is ``-inf`` for an item that never wins (nor ties), ``+inf`` for one that never loses, the same
+    for whole groups that never beat / are never beaten by the rest (:func:`_dominated_groups`), NaN for an item
+    in no comparison with the items that remain, and 0 for the items of ``fit``. Setting items aside is repeated,
+    as setting one aside can leave another without a win. Shared by :func:`bradley_terry_matrix` and
+    :func:`plackett_luce` (whose ``w[i, j]`` counts the rankings that put i above j).
+    """
+    fixed = np.zeros(len(w))
+    active = np.ones(len(w), dtype=bool)
     while True:
         sub = w[np.ix_(active, active)]
         idx = np.flatnonzero(active)
@@ -447,25 +464,16 @@ def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
             never_win, never_lose = _dominated_groups(sub, compared)
             if not never_win.any() and not never_lose.any():
                 break
-        for k in idx[never_win]:
-            out[items[k]] = -math.inf
-        for k in idx[never_lose]:
-            out[items[k]] = math.inf
+        fixed[idx[never_win]] = -math.inf
+        fixed[idx[never_lose]] = math.inf
         active[idx[never_win | never_lose]] = False
     idx = np.flatnonzero(active)
-    if len(idx):
-        sub = w[np.ix_(idx, idx)]
-        compared = (sub + sub.T).sum(axis=1) > 0
-        fit_idx = idx[compared]
-        if len(fit_idx):
-            strengths = _fit_bt(w[np.ix_(fit_idx, fit_idx)])
-            logs = np.log(strengths)
-            logs -= logs.mean()
-            for k, v in zip(fit_idx, logs, strict=True):
-                out[items[k]] = float(v)
-        for k in idx[~compared]:  # an item in no comparison at all has no estimate
-            out[items[k]] = NAN
-    return {item: out[item] for item in items}
+    sub = w[np.ix_(idx, idx)]
+    compared = (sub + sub.T).sum(axis=1) > 0
+    fixed[idx[~compared]] = NAN  # an item in no comparison at all has no estimate
+    fit = np.zeros(len(w), dtype=bool)
+    fit[idx[compared]] = True
+    return fixed, fit
 
 
 # ----------------------------------------------------------------------------- Bradley–Terry bootstrap
