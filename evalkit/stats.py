@@ -26,6 +26,8 @@ from scipy.sparse.csgraph import connected_components
 
 __all__ = [
     "MeanCI",
+    "MedianCI",
+    "PairedWilcoxon",
     "WinRate",
     "binomial_test",
     "bootstrap_indexes",
@@ -38,11 +40,14 @@ __all__ = [
     "krippendorff_alpha",
     "mann_whitney_u",
     "mean_ci",
+    "median_ci",
+    "paired_wilcoxon",
     "sample_size_two_proportions",
     "wilcoxon_signed_rank",
     "wilson_interval",
     "win_matrix",
     "win_rate",
+    "zscores_by_evaluator",
 ]
 
 NAN = float("nan")
@@ -302,6 +307,203 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
     if a.size == 0 or b.size == 0:
         return NAN
     return float(_st.mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
+
+
+@dataclass(frozen=True)
+class MedianCI:
+    """A median with its distribution-free order-statistic interval (see :func:`median_ci`)."""
+
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def median_ci(values: Iterable[float], confidence: float = 0.95) -> MedianCI:
+    """Median and its distribution-free interval between two order statistics (Conover 1999, §3.2).
+
+    The interval [x_(j), x_(k)] is the one scipy's ``quantile_test`` gives for the median: the number of
+    values below the median is Binomial(n, 1/2), which puts the median between those two order statistics
+    with probability at least ``confidence``; no assumption about the shape of the scores (a 1–5 rating's
+    median is a rating). None and NaN are dropped. NaN where undefined: n = 0; the bounds also when n is too
+    small to reach the confidence (at 95 %, n <= 5: even [min, max] covers only 1 - 2/2^n).
+    """
+    _check_confidence(confidence)
+    if isinstance(values, np.ndarray):
+        x = values.astype(float, copy=False)
+    else:
+        x = np.asarray([v for v in values if v is not None], dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return MedianCI(NAN, NAN, NAN, 0)
+    median = float(np.median(x))
+    ci = _st.quantile_test(x, q=median, p=0.5).confidence_interval(confidence_level=confidence)
+    return MedianCI(median, float(ci.low), float(ci.high), len(x))
+
+
+def _factorize(labels: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes 0..k-1 and the k distinct labels of a column of hashable labels; a missing label is an error."""
+    if not isinstance(labels, np.ndarray | pd.Series | pd.Index):
+        labels = np.asarray(labels, dtype=object)
+    codes, uniques = pd.factorize(labels)
+    if (codes < 0).any():
+        raise ValueError(f"{what} has missing labels (None or NaN)")
+    return codes, np.asarray(uniques)
+
+
+def zscores_by_evaluator(scores: Any, evaluator: Any) -> np.ndarray:
+    """Scores standardised per evaluator, z = (x − mean_e) / sd_e (Graham et al. 2013, 2017: WMT direct assessment).
+
+    Takes out each evaluator's own use of the scale (one scores everything 70–90, another 20–100) before
+    scores are averaged per system. ``scores`` and ``evaluator`` are parallel columns, one row per judgment;
+    evaluator labels of any hashable kind. sd_e is the sample SD (n − 1) of the evaluator's scores. An
+    evaluator with a single score or with all scores equal has no spread to divide by: their z-scores are 0
+    (each score sits at the evaluator's mean; the judgments still count, but say no system is better than
+    another), a choice rather than NaN so that per-system means keep every judgment. A NaN score stays NaN
+    and is left out of its evaluator's mean and SD. Vectorised: the per-evaluator sums are ``np.bincount``\\ s.
+    """
+    x = np.asarray(scores, dtype=float)
+    if x.ndim != 1:
+        raise ValueError("scores must be one-dimensional")
+    codes, uniques = _factorize(evaluator, "evaluator")
+    if len(codes) != len(x):
+        raise ValueError(f"scores and evaluator must have the same length ({len(x)} and {len(codes)})")
+    if np.isinf(x).any():
+        raise ValueError("scores must be finite (NaN marks a missing score)")
+    k = len(uniques)
+    ok = ~np.isnan(x)
+    c, v = codes[ok], x[ok]
+    n = np.bincount(c, minlength=k)
+    mean = np.bincount(c, weights=v, minlength=k) / np.maximum(n, 1)
+    dev = x - mean[codes]
+    sd = np.sqrt(np.bincount(c, weights=dev[ok] ** 2, minlength=k) / np.maximum(n - 1, 1))
+    # "all scores equal" tested exactly (against the evaluator's first score): the rounding of a mean of equal
+    # values can leave a tiny SD, which would blow the rounding error up to z-scores of about ±1
+    present, at = np.unique(c, return_index=True)
+    first = np.full(k, np.nan)
+    first[present] = v[at]  # each evaluator's first score
+    spread = np.bincount(c, weights=(v != first[c]), minlength=k) > 0
+    z = np.zeros(len(x))
+    varies = spread[codes] & ok
+    z[varies] = dev[varies] / sd[codes[varies]]
+    z[~ok] = NAN
+    return z
+
+
+@dataclass(frozen=True)
+class PairedWilcoxon:
+    """A Wilcoxon signed-rank test of paired scores with the size of the difference (see :func:`paired_wilcoxon`)."""
+
+    statistic: float
+    p_value: float
+    n: int
+    n_nonzero: int
+    median_difference: float
+    hodges_lehmann: float
+
+
+def paired_wilcoxon(x: Sequence[float], y: Sequence[float]) -> PairedWilcoxon:
+    """Wilcoxon signed-rank test of two systems scored on the same items (Wilcoxon 1945), with effect sizes.
+
+    ``x[i]`` and ``y[i]`` are the two systems' scores on item i; a pair with a NaN is dropped; the
+    differences are x − y. ``p_value`` is scipy's two-sided ``wilcoxon``, as in :func:`wilcoxon_signed_rank`
+    (zero differences dropped, Wilcoxon's rule; exact for small samples without ties, else the normal
+    approximation). ``statistic`` is W+, the sum of the ranks of the positive differences (R's V), so that
+    it says which way the difference goes (scipy's two-sided statistic is min(W+, W−)). ``n`` counts the
+    pairs, ``n_nonzero`` those the test ranks. ``hodges_lehmann`` is the Hodges–Lehmann (1963) estimate that
+    goes with the test, the median of the Walsh averages (d_i + d_j)/2, i <= j, over all n differences;
+    ``median_difference`` the plain median of the differences. When every difference is 0 there is nothing
+    to rank: the p-value is NaN (as in :func:`wilcoxon_signed_rank`), W+ and both estimates 0. With no pairs
+    everything but ``n`` is NaN.
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"x and y must be paired: one-dimensional and the same length ({a.shape}, {b.shape})")
+    d = (a - b)[~(np.isnan(a) | np.isnan(b))]
+    if np.isinf(d).any():
+        raise ValueError("scores must be finite (NaN marks a missing score)")
+    n, nonzero = len(d), d[d != 0]
+    if n == 0:
+        return PairedWilcoxon(NAN, NAN, 0, 0, NAN, NAN)
+    if len(nonzero) == 0:
+        return PairedWilcoxon(0.0, NAN, n, 0, 0.0, 0.0)
+    ranks = _st.rankdata(np.abs(nonzero))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = float(_st.wilcoxon(d, alternative="two-sided", method="auto").pvalue)
+    return PairedWilcoxon(float(ranks[nonzero > 0].sum()), p, n, len(nonzero), float(np.median(d)),
+                          _walsh_median(d))
+
+
+def _walsh_median(d: np.ndarray) -> float:
+    """The Hodges–Lehmann estimate: the median of the Walsh averages (d_i + d_j)/2, i <= j.
+
+    Written by hand because neither scipy nor numpy has it, and listing all n(n+1)/2 averages takes 20 GB
+    for 50,000 pairs: the one or two middle sums are selected with :func:`_walsh_kth` instead.
+    """
+    s = np.sort(d)
+    total = len(s) * (len(s) + 1) // 2
+    low = _walsh_kth(s, (total + 1) // 2)
+    high = low if total % 2 else _walsh_kth(s, total // 2 + 1)
+    return float((low + high) / 4)  # each sum is twice an average
+
+
+def _sums_at_most(s: np.ndarray, t: float) -> np.ndarray:
+    """Per i, the number of j with s_i + s_j <= t (``s`` sorted), for the sums as computed in floating point.
+
+    A binary search for t − s_i gives the count up to the rounding of the subtraction; where the computed sum
+    at the boundary says otherwise, the count moves past the run of equal values there (repeated: rounding is
+    monotone, so it ends within a step or two). Counting the computed sums keeps the counts consistent with
+    the sums that :func:`_walsh_kth` finally lists.
+    """
+    n = len(s)
+    c = np.searchsorted(s, t - s, side="right")
+    while True:
+        over = (c > 0) & (s + s[np.maximum(c - 1, 0)] > t)
+        under = (c < n) & (s + s[np.minimum(c, n - 1)] <= t)
+        if not over.any() and not under.any():
+            return c
+        c[over] = np.searchsorted(s, s[c[over] - 1], side="left")
+        c[under] = np.searchsorted(s, s[c[under]], side="right")
+
+
+def _walsh_kth(s: np.ndarray, k: int) -> float:
+    """The k-th smallest (from 1) of the sums s_i + s_j, i <= j, of sorted ``s``, in O(n log n) memory-light steps.
+
+    Bisection on the value t, keeping count(lo) < k <= count(hi), where count(t) is the number of sums <= t:
+    (the ordered pairs from :func:`_sums_at_most` + the diagonal) / 2, as the sums are symmetric. It stops when
+    at most n sums lie in (lo, hi] (they are listed and sorted) or when all of them are equal (ties: a median
+    difference of 0 on a rating scale is shared by many pairs).
+    """
+    n = len(s)
+    index = np.arange(n)
+
+    def count(c: np.ndarray, t: float) -> int:
+        return int((c.sum() + (2 * s <= t).sum()) // 2)
+
+    lo, hi = float(np.nextafter(2 * s[0], -np.inf)), float(2 * s[-1])
+    c_lo, c_hi = np.zeros(n, dtype=np.int64), np.full(n, n, dtype=np.int64)
+    n_lo, n_hi = 0, n * (n + 1) // 2
+    while n_hi - n_lo > n:
+        start = np.maximum(c_lo, index)
+        rows = start < c_hi  # the rows with a sum in (lo, hi]
+        smallest = (s[rows] + s[start[rows]]).min()
+        if smallest == (s[rows] + s[c_hi[rows] - 1]).max():
+            return float(smallest)
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:  # adjacent floats: every sum in (lo, hi] is hi
+            return hi
+        c_mid = _sums_at_most(s, mid)
+        n_mid = count(c_mid, mid)
+        if n_mid >= k:
+            hi, c_hi, n_hi = mid, c_mid, n_mid
+        else:
+            lo, c_lo, n_lo = mid, c_mid, n_mid
+    start = np.maximum(c_lo, index)
+    length = np.maximum(c_hi - start, 0)
+    i = np.repeat(index, length)
+    j = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length) + np.repeat(start, length)
+    return float(np.sort(s[i] + s[j])[k - n_lo - 1])
 
 
 # ----------------------------------------------------------------------------- Bradley–Terry

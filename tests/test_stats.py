@@ -20,10 +20,13 @@ from evalkit.stats import (
     krippendorff_alpha,
     mann_whitney_u,
     mean_ci,
+    median_ci,
+    paired_wilcoxon,
     sample_size_two_proportions,
     wilcoxon_signed_rank,
     wilson_interval,
     win_rate,
+    zscores_by_evaluator,
 )
 
 # ----------------------------------------------------------------------------- Fleiss' kappa
@@ -233,6 +236,121 @@ def test_mann_whitney_u_r_example() -> None:
     y = [1.15, 0.88, 0.90, 0.74, 1.21]
     assert mann_whitney_u(x, y) == pytest.approx(2 * 0.1272061, abs=1e-6)
     assert math.isnan(mann_whitney_u([], [1]))
+
+
+
+def test_median_ci_order_statistics() -> None:
+    # n = 10: P(B <= 1) = 11/1024 <= 0.025 < P(B <= 2) = 56/1024 for B ~ Binomial(10, 1/2), so the 95 % interval
+    # runs from the 2nd to the 9th smallest value (Conover 1999, table A3); coverage 1 - 2 * 11/1024 = 0.979
+    values = [7.1, 3.2, 9.9, 1.5, 4.4, 8.0, 2.6, 6.3, 5.7, 0.4]
+    m = median_ci(values)
+    ordered = sorted(values)
+    assert (m.median, m.low, m.high, m.n) == (pytest.approx((4.4 + 5.7) / 2), ordered[1], ordered[8], 10)
+    # at 80 %: P(B <= 2) = 56/1024 <= 0.1 < P(B <= 3) = 176/1024: the 3rd to the 8th
+    assert (median_ci(values, 0.8).low, median_ci(values, 0.8).high) == (ordered[2], ordered[7])
+
+
+def test_median_ci_edges() -> None:
+    assert median_ci([]).n == 0 and math.isnan(median_ci([]).median)
+    five = median_ci([1, 2, 3, 4, 5])  # [min, max] covers 1 - 2/32 = 0.9375 < 0.95: no 95 % interval
+    assert five.median == 3 and math.isnan(five.low) and math.isnan(five.high)
+    six = median_ci([1, 2, 3, 4, 5, 6])  # 1 - 2/64 = 0.969
+    assert (six.low, six.high) == (1, 6)
+    assert median_ci([3, None, float("nan"), 1, 2]).n == 3
+    with pytest.raises(ValueError, match="confidence"):
+        median_ci([1, 2], confidence=95)
+
+
+# ----------------------------------------------------------------------------- z-scores per evaluator
+
+
+def test_zscores_by_evaluator_equal_a_loop_over_evaluators() -> None:
+    rng = np.random.default_rng(4)
+    evaluator = rng.choice(["ann", "bob", "cy", "dee"], size=200)
+    scores = rng.integers(0, 101, size=200).astype(float) + np.where(evaluator == "bob", 30, 0)
+    scores[rng.random(200) < 0.1] = np.nan
+    got = zscores_by_evaluator(scores, evaluator)
+    for e in np.unique(evaluator):
+        mine = (evaluator == e) & ~np.isnan(scores)
+        mean, sd = scores[mine].mean(), scores[mine].std(ddof=1)
+        np.testing.assert_allclose(got[mine], (scores[mine] - mean) / sd, rtol=1e-12)
+        assert got[mine].mean() == pytest.approx(0, abs=1e-12) and got[mine].std(ddof=1) == pytest.approx(1)
+    assert np.isnan(got[np.isnan(scores)]).all()
+
+
+def test_zscores_by_evaluator_hand_example_and_edges() -> None:
+    # evaluator a: 1, 2, 3 -> mean 2, sd 1; b: a single score; c: constant 0.1s (whose float mean is not 0.1)
+    z = zscores_by_evaluator([1, 2, 3, 50, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
+                             ["a", "a", "a", "b"] + ["c"] * 10)
+    assert list(z[:3]) == [-1.0, 0.0, 1.0]
+    assert (z[3:] == 0).all()  # no spread: 0 by choice, exactly (not a rounding error blown up)
+    assert list(zscores_by_evaluator(np.array([4.0, 6.0]), np.array([7, 7]))) == pytest.approx(
+        [-1 / math.sqrt(2), 1 / math.sqrt(2)])
+    assert zscores_by_evaluator([], []).shape == (0,)
+    with pytest.raises(ValueError, match="same length"):
+        zscores_by_evaluator([1, 2], ["a"])
+    with pytest.raises(ValueError, match="missing labels"):
+        zscores_by_evaluator([1, 2], ["a", None])
+    with pytest.raises(ValueError, match="finite"):
+        zscores_by_evaluator([1, math.inf], ["a", "a"])
+
+
+# ----------------------------------------------------------------------------- paired Wilcoxon with effect sizes
+
+# Hollander & Wolfe depression data (R's wilcox.test example): V = 40, exact p = 0.03906
+HW_X = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30]
+HW_Y = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29]
+
+
+def _walsh_brute(d: np.ndarray) -> float:
+    i, j = np.triu_indices(len(d))
+    return float(np.median((d[i] + d[j]) / 2))
+
+
+def test_paired_wilcoxon_r_example() -> None:
+    r = paired_wilcoxon(HW_X, HW_Y)
+    assert r.statistic == 40 and r.p_value == pytest.approx(0.0390625) and (r.n, r.n_nonzero) == (9, 9)
+    assert r.p_value == wilcoxon_signed_rank(HW_X, HW_Y)
+    # differences sorted: -0.147 -0.08 0.01 0.43 0.49 0.59 0.62 0.952 1.022
+    assert r.median_difference == pytest.approx(0.49)
+    assert r.hodges_lehmann == pytest.approx(_walsh_brute(np.subtract(HW_X, HW_Y)))
+    assert r.hodges_lehmann == pytest.approx(0.46)  # the 23rd of the 45 Walsh averages
+    flipped = paired_wilcoxon(HW_Y, HW_X)
+    assert flipped.statistic == 9 * 10 / 2 - 40 and flipped.hodges_lehmann == pytest.approx(-0.46)
+
+
+def test_paired_wilcoxon_zeros_nans_and_edges() -> None:
+    r = paired_wilcoxon([3, 4, 5, 2, 4], [3, 2, 5, 1, 1])  # differences 0 2 0 1 3: zeros dropped from the test
+    assert (r.n, r.n_nonzero, r.statistic) == (5, 3, 6)
+    assert r.median_difference == 1
+    # Walsh averages of 0 2 0 1 3 (15 of them), sorted: 0 0 0 0.5 0.5 1 1 1 1.5 1.5 1.5 2 2 2.5 3 -> median 1
+    assert r.hodges_lehmann == 1
+    same = paired_wilcoxon([1, 2, 3], [1, 2, 3])
+    assert math.isnan(same.p_value) and (same.statistic, same.hodges_lehmann, same.n, same.n_nonzero) == (0, 0, 3, 0)
+    dropped = paired_wilcoxon([1, float("nan"), 3, 4], [0, 1, float("nan"), 2])
+    assert dropped.n == 2 and dropped.statistic == 3
+    empty = paired_wilcoxon([], [])
+    assert empty.n == 0 and math.isnan(empty.p_value) and math.isnan(empty.hodges_lehmann)
+    with pytest.raises(ValueError, match="paired"):
+        paired_wilcoxon([1, 2], [1])
+
+
+def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == "ratings":  # many ties
+        return rng.integers(-4, 5, n).astype(float)
+    if kind == "decimals":  # sums that round (0.1 + 0.2 != 0.3)
+        return rng.choice([0.1, 0.2, 0.3, -0.1, 0.0], n)
+    return rng.normal(size=n) * (1e-300 if kind == "tiny" else 1.0)
+
+
+@pytest.mark.parametrize("kind", ["normal", "ratings", "decimals", "tiny"])
+def test_hodges_lehmann_selection_equals_the_median_of_all_walsh_averages(kind: str) -> None:
+    """The selection (no n^2 list) gives exactly the brute-force median, with ties, rounding and odd/even counts."""
+    rng = np.random.default_rng(len(kind))
+    for n in [1, 2, 3, 4, 7, 10, 33, 200, 1500]:
+        d = _differences(kind, n, rng)
+        got = paired_wilcoxon(d, np.zeros(n)).hodges_lehmann
+        assert got == _walsh_brute(d), (kind, n)
 
 
 # ----------------------------------------------------------------------------- Bradley–Terry
