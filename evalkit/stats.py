@@ -29,6 +29,7 @@ __all__ = [
     "MedianCI",
     "PairedWilcoxon",
     "WinRate",
+    "alpha_from_long",
     "binomial_test",
     "bootstrap_indexes",
     "bradley_terry",
@@ -159,6 +160,82 @@ def krippendorff_alpha(data: Any, level: str = "nominal") -> float:
         warnings.simplefilter("ignore", RuntimeWarning)
         value = _krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
     return float(value)
+
+
+def alpha_from_long(item: Any, rater: Any, value: Any, level: str = "nominal") -> float:
+    """Krippendorff's alpha (Krippendorff 2011) of judgments in long format: parallel columns item, rater, value.
+
+    One row per judgment; a missing value (None or NaN) drops its row. The same alpha as
+    :func:`krippendorff_alpha` on the raters x units table (tested), with the same ``level`` and text
+    labels, but computed from the coincidence matrix by hand: the ``krippendorff`` package builds a
+    units x values x values array on the way (1.2 GB and 3 s for 5,000 items on a 0–100 slider), while
+    here the coincidences are one sparse product of the units x values counts, so the cost grows with the
+    judgments and the square of the number of distinct values only. An item judged once is not pairable
+    and is left out, as alpha defines. NaN when fewer than two items have two or more judgments, or when
+    alpha is undefined (no variation). A rater who judged the same item twice is an error: the reliability
+    data have one value per rater and item (keep the first, or the mean, before calling).
+    """
+    if level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
+    units, _ = _factorize(item, "item")
+    raters, rater_names = _factorize(rater, "rater")
+    values = value if isinstance(value, np.ndarray | pd.Series) else np.asarray(value, dtype=object)
+    if not len(units) == len(raters) == len(values):
+        raise ValueError(f"item, rater and value must have the same length ({len(units)}, {len(raters)}, "
+                         f"{len(values)})")
+    keep = ~np.asarray(pd.isna(values))
+    units, raters, values = units[keep], raters[keep], np.asarray(values)[keep]
+    if values.dtype.kind in "OUS" and any(isinstance(v, str) for v in values):
+        if level != "nominal":
+            raise ValueError(f"{level} alpha needs numbers, got text labels")
+        values = np.asarray([str(v) for v in values], dtype=object)
+    else:
+        values = values.astype(float)
+        if np.isinf(values).any():
+            raise ValueError("values must be finite (None or NaN marks a missing judgment)")
+        if level == "ratio" and (values < 0).any():
+            raise ValueError("ratio alpha needs values >= 0")
+    cell = np.sort(units * max(len(rater_names), 1) + raters)
+    twice = cell[1:][cell[1:] == cell[:-1]]
+    if len(twice):
+        u, r = divmod(int(twice[0]), max(len(rater_names), 1))
+        first = np.flatnonzero((units == u) & (raters == r))[0]
+        raise ValueError(f"rater {rater_names[r]!r} judged item {np.asarray(item, dtype=object)[keep][first]!r} "
+                         "more than once")
+    judgments = np.bincount(units) if len(units) else np.zeros(0, dtype=np.int64)
+    pairable = judgments[units] >= 2
+    if (judgments >= 2).sum() < 2:
+        return NAN
+    unit_codes, unit = np.unique(units[pairable], return_inverse=True)
+    domain, code = np.unique(values[pairable], return_inverse=True)
+    if len(domain) < 2:
+        return NAN
+    counts = csr_matrix((np.ones(len(code)), (unit, code)), shape=(len(unit_codes), len(domain)))
+    per_pair = csr_matrix(counts.multiply(1.0 / (judgments[unit_codes] - 1.0)[:, None]))
+    o = (counts.T @ per_pair).toarray()  # o[c, k] = sum over units of n_uc (n_uk - [c == k]) / (m_u - 1)
+    o -= np.diag(np.asarray(per_pair.sum(axis=0)).ravel())
+    n_v = o.sum(axis=1)
+    delta = _alpha_distances(domain, n_v, level)
+    expected = (np.outer(n_v, n_v) * delta).sum()
+    if expected == 0:
+        return NAN
+    return float(1 - (n_v.sum() - 1) * (o * delta).sum() / expected)
+
+
+def _alpha_distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """Krippendorff's (2011) squared difference δ²(c, k) between the values of ``domain`` (sorted), by level."""
+    if level == "nominal":
+        return 1.0 - np.eye(len(domain))
+    if level == "ordinal":  # (n_c + ... + n_k − (n_c + n_k)/2)², over the values' ranks, c <= k
+        c, k = np.indices((len(domain), len(domain)))
+        low, high = np.minimum(c, k), np.maximum(c, k)
+        cum = np.cumsum(n_v)
+        return (cum[high] - cum[low] + n_v[low] - (n_v[c] + n_v[k]) / 2) ** 2
+    d = domain.astype(float)
+    diff, total = d[:, None] - d[None, :], d[:, None] + d[None, :]
+    if level == "interval":
+        return diff ** 2
+    return np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2  # ratio
 
 
 # ----------------------------------------------------------------------------- proportions

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evalkit.stats import (
+    alpha_from_long,
     binomial_test,
     bootstrap_indexes,
     bradley_terry,
@@ -120,6 +121,60 @@ def test_krippendorff_alpha_text_labels_nan_and_edges() -> None:
         krippendorff_alpha(text, "ordinal")
     with pytest.raises(ValueError):
         krippendorff_alpha([[1, 2], [1]])
+
+
+
+def _long(table: list[list]) -> tuple[list, list, list]:
+    """A raters x units table as long columns (item, rater, value), missing cells included as None."""
+    rows = [(f"u{u}", f"r{r}", v) for r, row in enumerate(table) for u, v in enumerate(row)]
+    return tuple(list(c) for c in zip(*rows, strict=True))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(("level", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
+                                                  ("ratio", 0.797)])
+def test_alpha_from_long_published_example(level: str, published: float) -> None:
+    item, rater, value = _long(K2011)
+    assert alpha_from_long(item, rater, value, level) == pytest.approx(published, abs=5e-4)
+    assert alpha_from_long(item, rater, value, level) == pytest.approx(krippendorff_alpha(K2011, level), rel=1e-12)
+    # rows in any order, the missing cells left out instead of marked: the same alpha
+    order = np.random.default_rng(0).permutation(len(item))
+    kept = [k for k in order if value[k] is not None]
+    shuffled = alpha_from_long(np.array(item)[kept], np.array(rater)[kept], np.array(value, dtype=float)[kept], level)
+    assert shuffled == pytest.approx(published, abs=5e-4)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_alpha_from_long_equals_the_krippendorff_package_on_sparse_ratings(level: str) -> None:
+    rng = np.random.default_rng(7)
+    table = rng.integers(0, 5, size=(12, 60)).astype(float)  # 0..4: the ratio metric meets 0 + 0
+    table[rng.random(table.shape) < 0.7] = np.nan  # most items judged by a few raters, some by one or none
+    item, rater, value = _long(table.tolist())
+    assert alpha_from_long(item, rater, value, level) == pytest.approx(krippendorff_alpha(table, level), rel=1e-10)
+
+
+def test_alpha_from_long_edges() -> None:
+    # text labels, nominal: as krippendorff_alpha codes them
+    text = [["a", "b", "b", None], ["a", "b", "c", "c"]]
+    assert alpha_from_long(*_long(text)) == pytest.approx(krippendorff_alpha(text))
+    with pytest.raises(ValueError, match="needs numbers"):
+        alpha_from_long(*_long(text), level="ordinal")
+    # only one item with two judgments: NaN, though its two values differ
+    assert math.isnan(alpha_from_long(["x", "x", "y", "z"], [1, 2, 1, 2], [1, 2, 3, 4], "interval"))
+    # two pairable items: defined; the singly judged item z does not change it
+    two = alpha_from_long(["x", "x", "y", "y"], [1, 2, 1, 2], [1, 2, 3, 3], "interval")
+    assert two == pytest.approx(krippendorff_alpha([[1, 3], [2, 3]], "interval"))
+    assert alpha_from_long(["x", "x", "y", "y", "z"], [1, 2, 1, 2, 1], [1, 2, 3, 3, 9], "interval") == two
+    assert math.isnan(alpha_from_long(["x", "x", "y", "y"], [1, 2, 1, 2], [3, 3, 3, 3]))  # no variation
+    assert math.isnan(alpha_from_long([], [], []))
+    assert math.isnan(alpha_from_long(["x", "x"], [1, 2], [None, float("nan")]))
+    with pytest.raises(ValueError, match="more than once"):
+        alpha_from_long(["x", "x", "y", "y"], ["r1", "r1", "r1", "r2"], [1, 2, 3, 3])
+    with pytest.raises(ValueError, match="same length"):
+        alpha_from_long(["x", "x"], [1, 2], [1])
+    with pytest.raises(ValueError, match="level"):
+        alpha_from_long(["x"], [1], [1], "cardinal")
+    with pytest.raises(ValueError, match="missing labels"):
+        alpha_from_long(["x", None], [1, 2], [1, 2])
 
 
 # ----------------------------------------------------------------------------- proportions
