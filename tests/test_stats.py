@@ -17,6 +17,8 @@ from evalkit.stats import (
     bradley_terry_matrix,
     cohen_kappa,
     cohens_h,
+    d_prime,
+    expected_calibration_error,
     fleiss_kappa,
     krippendorff_alpha,
     mann_whitney_u,
@@ -696,3 +698,72 @@ def test_batched_newton_fit_equals_the_one_by_one_fit_also_on_lopsided_data() ->
     want = np.log(_fit_bt(lopsided))
     assert np.allclose(row, want - want.mean(), atol=1e-6)
     assert row[0] > row[1] > row[2] and row[0] - row[2] > 10
+
+
+# ----------------------------------------------------------------------------- signal detection and calibration
+
+
+def test_d_prime_against_normal_quantile_arithmetic() -> None:
+    from scipy.stats import norm
+
+    # H = 0.8, F = 0.2 without correction: d' = 2 z(0.8) = 2 * 0.8416 = 1.683, no bias (Macmillan & Creelman)
+    plain = d_prime(40, 50, 10, 50, correction="none")
+    assert plain.d_prime == pytest.approx(1.6832424, abs=1e-7) and plain.criterion == pytest.approx(0, abs=1e-12)
+    assert (plain.hit_rate, plain.false_alarm_rate) == (0.8, 0.2)
+    # log-linear (Hautus 1995): (40 + 0.5) / (50 + 1) and (10 + 0.5) / (50 + 1), applied although no rate is extreme
+    r = d_prime(40, 50, 10, 50)
+    h, f = 40.5 / 51, 10.5 / 51
+    assert (r.hit_rate, r.false_alarm_rate) == pytest.approx((h, f))
+    assert r.d_prime == pytest.approx(norm.ppf(h) - norm.ppf(f)) and r.d_prime < plain.d_prime
+    # H = 0.9, F = 0.5: c = -(1.2816 + 0) / 2, a liberal observer (says "signal" readily)
+    lib = d_prime(9, 10, 5, 10, correction="none")
+    assert lib.criterion == pytest.approx(-0.6407758, abs=1e-7) and lib.d_prime == pytest.approx(1.2815516, abs=1e-7)
+
+
+def test_d_prime_extreme_rates_and_edges() -> None:
+    from scipy.stats import norm
+
+    perfect = d_prime(20, 20, 0, 20)  # H = 20.5/21, F = 0.5/21: finite
+    assert perfect.d_prime == pytest.approx(2 * norm.ppf(20.5 / 21)) and perfect.criterion == pytest.approx(0)
+    assert math.isfinite(perfect.d_prime) and d_prime(20, 20, 0, 20, correction="none").d_prime == math.inf
+    chance = d_prime(0, 10, 0, 30)  # never "signal": d' small but not 0, as the sample sizes differ
+    assert chance.d_prime == pytest.approx(norm.ppf(0.5 / 11) - norm.ppf(0.5 / 31)) and chance.criterion > 0
+    assert math.isnan(d_prime(0, 0, 3, 10).d_prime) and math.isnan(d_prime(3, 10, 0, 0).criterion)
+    with pytest.raises(ValueError):
+        d_prime(11, 10, 0, 10)
+    with pytest.raises(ValueError, match="correction"):
+        d_prime(1, 10, 0, 10, correction="1/2n")
+
+
+def test_expected_calibration_error_hand_example() -> None:
+    # three levels -> stated 0.5, 0.75, 1.0. Level 1: 2 of 4 right; level 2: 2 of 4; level 3: 1 of 2.
+    # ECE = 0.4 * |0.5 - 0.5| + 0.4 * |0.5 - 0.75| + 0.2 * |0.5 - 1| = 0.2
+    levels = [1, 1, 1, 1, 2, 2, 2, 2, 3, 3]
+    right = [1, 0, 1, 0, True, False, False, True, 1, 0]
+    cal = expected_calibration_error(levels, right, 3)
+    assert cal.ece == pytest.approx(0.2) and cal.n == 10
+    assert cal.accuracy == 0.5 and cal.mean_stated == pytest.approx(0.7)  # over-confident
+    t = cal.table
+    assert list(t["level"]) == [1, 2, 3] and list(t["stated"]) == [0.5, 0.75, 1.0]
+    assert list(t["n"]) == [4, 4, 2] and list(t["accuracy"]) == [0.5, 0.5, 0.5]
+    assert (t.loc[2, "low"], t.loc[2, "high"]) == wilson_interval(1, 2)
+    # a calibrated evaluator: right half the time when guessing, always when sure
+    assert expected_calibration_error([1, 1, 3, 3], [0, 1, 1, 1], 3).ece == 0
+
+
+def test_expected_calibration_error_mapping_unused_levels_and_edges() -> None:
+    cal = expected_calibration_error([1, 4, 4, float("nan")], [1, 1, 0, 1], 4)  # NaN pair dropped
+    assert list(cal.table["stated"]) == pytest.approx([0.5, 2 / 3, 5 / 6, 1.0])
+    assert list(cal.table["n"]) == [1, 0, 0, 2] and math.isnan(cal.table.loc[1, "accuracy"])
+    assert cal.ece == pytest.approx(1 / 3 * 0.5 + 2 / 3 * 0.5) and cal.n == 3
+    custom = expected_calibration_error([1, 2], [1, 1], 2, stated=[0.6, 0.9])
+    assert custom.ece == pytest.approx(0.5 * 0.4 + 0.5 * 0.1)
+    empty = expected_calibration_error([], [], 5)
+    assert math.isnan(empty.ece) and empty.n == 0 and list(empty.table["n"]) == [0] * 5
+    for levels, right, k in (([0, 1], [1, 1], 3), ([4], [1], 3), ([1.5], [1], 3), ([1], [2], 3), ([1], [1], 1)):
+        with pytest.raises(ValueError):
+            expected_calibration_error(levels, right, k)
+    with pytest.raises(ValueError, match="paired"):
+        expected_calibration_error([1, 2], [1], 3)
+    with pytest.raises(ValueError, match="stated"):
+        expected_calibration_error([1], [1], 3, stated=[0.5, 1.0])
