@@ -10,6 +10,7 @@ import pytest
 
 from evalkit.stats import (
     alpha_from_long,
+    best_of_n_shares,
     binomial_test,
     bootstrap_indexes,
     bradley_terry,
@@ -25,6 +26,7 @@ from evalkit.stats import (
     mean_ci,
     median_ci,
     paired_wilcoxon,
+    plackett_luce,
     sample_size_two_proportions,
     wilcoxon_signed_rank,
     wilson_interval,
@@ -767,3 +769,157 @@ def test_expected_calibration_error_mapping_unused_levels_and_edges() -> None:
         expected_calibration_error([1, 2], [1], 3)
     with pytest.raises(ValueError, match="stated"):
         expected_calibration_error([1], [1], 3, stated=[0.5, 1.0])
+
+
+# ----------------------------------------------------------------------------- Plackett–Luce
+
+RANKINGS = [["a", "b", "c", "d"], ["b", "a", "d", "c"], ["a", "c", "b"], ["d", "a"], ["c", "b", "d"],
+            ["b", "d", "a", "c"], ["c", "a", "d"], ["d", "c", "b", "a"]]
+
+
+def _pl_gradient(rankings: list[list[str]], theta: dict[str, float]) -> dict[str, float]:
+    """d log-likelihood / d theta_i, one stage at a time: 1 for the item chosen, minus its choice probability."""
+    grad = dict.fromkeys(theta, 0.0)
+    for ranking in rankings:
+        for s in range(len(ranking) - 1):
+            left = ranking[s:]
+            total = sum(math.exp(theta[x]) for x in left)
+            grad[ranking[s]] += 1
+            for x in left:
+                grad[x] -= math.exp(theta[x]) / total
+    return grad
+
+
+def test_plackett_luce_is_the_maximum_and_matches_choix() -> None:
+    pl = plackett_luce(RANKINGS)
+    assert list(pl) == ["a", "b", "c", "d"] and sum(pl.values()) == pytest.approx(0, abs=1e-12)
+    assert all(abs(g) < 1e-8 for g in _pl_gradient(RANKINGS, pl).values())
+    # choix 0.4.1: choix.mm_rankings(4, rankings as indexes, tol=1e-12), centred (opt_rankings agrees to 1e-6)
+    assert pl == pytest.approx({"a": 0.0628204418, "b": 0.3551790406, "c": -0.0915961598, "d": -0.3264033225},
+                               abs=1e-9)
+    moved = {**pl, "b": pl["b"] + 0.01}  # not a stationary point
+    assert abs(_pl_gradient(RANKINGS, moved)["b"]) > 1e-3
+
+
+def test_plackett_luce_near_separable_data_is_finished_by_bfgs() -> None:
+    """Five items, 5,000 rankings in one order and one reversed: the MM steps alone were not done after 100,000
+    steps; the BFGS finish reaches the maximum (gradient ~0) in a second or two, and BFGS alone agrees with MM
+    where MM converges."""
+    from evalkit.stats import _fit_pl
+
+    rankings = [["a", "b", "c", "d", "e"]] * 5000 + [["e", "d", "c", "b", "a"]]
+    pl = plackett_luce(rankings)
+    assert pl["a"] > pl["b"] > pl["c"] > pl["d"] > pl["e"] and pl["a"] - pl["e"] > 25
+    assert all(abs(g) < 1e-6 for g in _pl_gradient(rankings, pl).values())
+    codes = {x: i for i, x in enumerate("abcd")}
+    ranked = np.full((len(RANKINGS), 4), -1)
+    for r, ranking in enumerate(RANKINGS):
+        ranked[r, : len(ranking)] = [codes[x] for x in ranking]
+    lengths = np.array([len(r) for r in RANKINGS])
+    mm, bfgs = _fit_pl(ranked, lengths, 4), _fit_pl(ranked, lengths, 4, mm_steps=0)
+    assert np.allclose(np.log(bfgs), np.log(mm), atol=1e-8)
+
+
+def test_plackett_luce_on_pairs_is_bradley_terry() -> None:
+    pairs = [("A", "B", "a")] * 3 + [("A", "B", "b")] + [("B", "C", "a"), ("C", "A", "a"), ("C", "B", "a")] * 2
+    as_rankings = [[a, b] if o == "a" else [b, a] for a, b, o in pairs]
+    assert plackett_luce(as_rankings) == pytest.approx(bradley_terry(pairs), abs=1e-9)
+    assert plackett_luce([["a", "b"]] * 3 + [["b", "a"]]) == pytest.approx({"a": math.log(3) / 2,
+                                                                              "b": -math.log(3) / 2})
+
+
+def test_plackett_luce_recovers_known_strengths() -> None:
+    rng = np.random.default_rng(2)
+    true = np.array([1.0, 0.3, -0.2, -1.1, 0.0])
+    rankings = []
+    for _ in range(5000):
+        left = list(rng.choice(5, size=rng.integers(2, 6), replace=False))
+        ranking = []
+        while left:
+            w = np.exp(true[left])
+            ranking.append(f"s{left.pop(rng.choice(len(left), p=w / w.sum()))}")
+        rankings.append(ranking)
+    pl = plackett_luce(rankings)
+    for j in range(5):
+        assert pl[f"s{j}"] == pytest.approx(true[j] - true.mean(), abs=0.08)
+
+
+def test_plackett_luce_without_a_finite_fit_and_items() -> None:
+    # a is first wherever it appears: +inf; the rest fitted on the rankings without it (b above c 2 to 1)
+    got = plackett_luce([["a", "b", "c"], ["a", "c", "b"], ["b", "c"]])
+    assert got["a"] == math.inf and got["b"] == pytest.approx(math.log(2) / 2) and got["c"] == -got["b"]
+    last = plackett_luce([*RANKINGS, ["a", "z"], ["d", "z"], ["c", "z"]])  # z is always last
+    assert last["z"] == -math.inf
+    assert {k: v for k, v in last.items() if k != "z"} == pytest.approx(plackett_luce(RANKINGS), abs=1e-9)
+    inside = plackett_luce([*RANKINGS, ["b", "c", "z"]])  # z left out, b above c remains
+    assert inside["z"] == -math.inf
+    assert {k: v for k, v in inside.items() if k != "z"} == pytest.approx(plackett_luce([*RANKINGS, ["b", "c"]]),
+                                                                          abs=1e-9)
+    # items fixes the order; an item never ranked with another has no estimate; one-item rankings are skipped
+    got = plackett_luce([["b", "a"], ["a", "b"], ["c"]], items=["c", "b", "a", "x"])
+    assert list(got) == ["c", "b", "a", "x"] and math.isnan(got["c"]) and math.isnan(got["x"])
+    assert got["a"] == pytest.approx(0) and got["b"] == pytest.approx(0)
+    assert plackett_luce([]) == {}
+
+
+def test_plackett_luce_rejects_ties_and_unknown_items() -> None:
+    with pytest.raises(ValueError, match="ties"):
+        plackett_luce([["a", ("b", "c")]])
+    with pytest.raises(ValueError, match="twice"):
+        plackett_luce([["a", "b"], ["a", "b", "a"]])
+    with pytest.raises(ValueError, match="unknown item 'q'"):
+        plackett_luce([["a", "q"]], items=["a", "b"])
+    with pytest.raises(ValueError, match="string"):
+        plackett_luce(["abc"])
+    with pytest.raises(ValueError, match="strings"):
+        plackett_luce([["a", 3]])
+
+
+# ----------------------------------------------------------------------------- best of n
+
+
+def test_best_of_n_shares_fixed_n_is_the_binomial_test() -> None:
+    shown = [["a", "b", "c"]] * 12
+    winners = ["a"] * 8 + ["b"] * 3 + ["c"]
+    t = best_of_n_shares(winners, shown).set_index("item")
+    assert list(t.index) == ["a", "b", "c"] and list(t["wins"]) == [8, 3, 1] and (t["shown"] == 12).all()
+    assert t.loc["a", "share"] == pytest.approx(8 / 12) and list(t["chance"]) == pytest.approx([1 / 3] * 3)
+    assert (t.loc["a", "low"], t.loc["a", "high"]) == wilson_interval(8, 12)
+    assert t.loc["a", "p_value"] == binomial_test(8, 12, 1 / 3) and t.loc["c", "p_value"] == binomial_test(1, 12, 1 / 3)
+
+
+def test_best_of_n_shares_mixed_n_is_exact() -> None:
+    """a is shown in three questions of 2 and two of 4 and wins four: the p-value from the 2^5 outcomes."""
+    from itertools import product
+
+    shown = [["a", "b"], ["a", "c"], ["b", "a"], ["a", "b", "c", "d"], ["d", "c", "a", "b"]]
+    winners = ["a", "a", "a", "a", "b"]
+    probs = [1 / 2, 1 / 2, 1 / 2, 1 / 4, 1 / 4]
+    pmf = [0.0] * 6
+    for outcome in product([0, 1], repeat=5):
+        pmf[sum(outcome)] += math.prod(p if o else 1 - p for o, p in zip(outcome, probs, strict=True))
+    expected = sum(q for q in pmf if q <= pmf[4] * (1 + 1e-7))
+    t = best_of_n_shares(winners, shown).set_index("item")
+    assert t.loc["a", "p_value"] == pytest.approx(expected, rel=1e-12)
+    assert t.loc["a", "chance"] == pytest.approx(sum(probs) / 5) and t.loc["a", "share"] == 0.8
+    assert t.loc["a", "p_value"] != pytest.approx(binomial_test(4, 5, sum(probs) / 5))  # not one binomial
+    # d: shown in the two questions of 4, never chosen: Binomial(2, 1/4)
+    assert t.loc["d", "p_value"] == binomial_test(0, 2, 1 / 4)
+
+
+def test_best_of_n_shares_items_and_errors() -> None:
+    t = best_of_n_shares(["b"], [["a", "b"]], items=["b", "a", "z"])
+    assert list(t["item"]) == ["b", "a", "z"]
+    z = t.set_index("item").loc["z"]
+    assert z["shown"] == 0 and math.isnan(z["share"]) and z["p_value"] == 1.0
+    assert best_of_n_shares([], []).empty
+    with pytest.raises(ValueError, match="not among the items shown"):
+        best_of_n_shares(["c"], [["a", "b"]])
+    with pytest.raises(ValueError, match="fewer than two"):
+        best_of_n_shares(["a"], [["a"]])
+    with pytest.raises(ValueError, match="twice"):
+        best_of_n_shares(["a"], [["a", "b", "a"]])
+    with pytest.raises(ValueError, match="one entry per question"):
+        best_of_n_shares(["a", "b"], [["a", "b"]])
+    with pytest.raises(ValueError, match="unknown item"):
+        best_of_n_shares(["a"], [["a", "b"]], items=["a"])
