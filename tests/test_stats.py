@@ -18,6 +18,7 @@ from evalkit.stats import (
     bradley_terry_matrix,
     cohen_kappa,
     cohens_h,
+    correlation,
     d_prime,
     expected_calibration_error,
     fleiss_kappa,
@@ -923,3 +924,61 @@ def test_best_of_n_shares_items_and_errors() -> None:
         best_of_n_shares(["a", "b"], [["a", "b"]])
     with pytest.raises(ValueError, match="unknown item"):
         best_of_n_shares(["a"], [["a", "b"]], items=["a"])
+
+
+# ----------------------------------------------------------------------------- correlation
+
+# Hollander & Wolfe (1973) p. 187, R's cor.test example
+HW_CX = [44.4, 45.9, 41.9, 53.3, 44.7, 44.1, 50.7, 45.2, 60.1]
+HW_CY = [2.6, 3.1, 2.5, 5.0, 3.6, 4.0, 5.2, 2.8, 3.8]
+
+
+def test_correlation_pearson_r_example() -> None:
+    # R: cor.test(x, y) -> t = 1.8411, df = 7, p-value = 0.1082; 95 % CI -0.1497426 0.8955795; cor 0.5711816
+    c = correlation(HW_CX, HW_CY)
+    assert (c.r, c.low, c.high) == pytest.approx((0.5711816, -0.1497426, 0.8955795), abs=1e-7)
+    assert c.p_value == pytest.approx(0.1082, abs=5e-5) and (c.n, c.method) == (9, "pearson")
+    # the Fisher z interval by hand: tanh(atanh(r) -+ 1.96 / sqrt(n - 3))
+    z = math.atanh(c.r)
+    half = 1.959964 / math.sqrt(9 - 3)
+    assert (c.low, c.high) == pytest.approx((math.tanh(z - half), math.tanh(z + half)), abs=1e-6)
+
+
+def test_correlation_spearman_bonett_wright_example() -> None:
+    # Bonett's statpsych, ci.spear(.05, y, x): Estimate 0.8699639, LL 0.5840951, UL 0.9638297
+    y = [21, 4, 9, 12, 35, 18, 10, 22, 24, 1, 6, 8, 13, 16, 19]
+    x = [67, 28, 30, 28, 52, 40, 25, 37, 44, 10, 14, 20, 28, 40, 51]
+    c = correlation(x, y, "spearman")
+    assert (c.r, c.low, c.high) == pytest.approx((0.8699639, 0.5840951, 0.9638297), abs=1e-7)
+    assert correlation(HW_CX, HW_CY, "spearman").r == pytest.approx(0.6)  # R: rho 0.6
+
+
+def test_correlation_kendall() -> None:
+    # R: cor.test(x, y, method = "kendall") -> T = 26, p-value = 0.1194, tau 0.4444444 (exact)
+    c = correlation(HW_CX, HW_CY, "kendall")
+    assert c.r == pytest.approx(4 / 9) and c.p_value == pytest.approx(0.1194, abs=5e-5)
+    half = 1.959963984540054 * math.sqrt(0.437 / (9 - 4))  # Fieller et al. (1957) variance
+    assert (c.low, c.high) == pytest.approx((math.tanh(math.atanh(4 / 9) - half), math.tanh(math.atanh(4 / 9) + half)))
+    wider = correlation(HW_CX, HW_CY, "kendall", confidence=0.99)
+    assert wider.low < c.low and wider.high > c.high
+
+
+def test_correlation_nans_small_samples_and_errors() -> None:
+    nan = float("nan")
+    with_gaps = correlation([*HW_CX, nan, 1.0], [*HW_CY, 3.0, nan])
+    assert with_gaps == correlation(HW_CX, HW_CY)
+    two = correlation([1, 2], [2, 1])
+    assert two.n == 2 and math.isnan(two.r) and math.isnan(two.p_value)
+    three = correlation([1, 2, 3], [1, 3, 2])
+    assert three.r == pytest.approx(0.5) and math.isnan(three.low) and math.isnan(three.high)
+    four = correlation([1, 2, 3, 4], [1, 3, 2, 4], "kendall")
+    assert four.r == pytest.approx(2 / 3) and math.isnan(four.low)
+    assert math.isfinite(correlation([1, 2, 3, 4], [1, 3, 2, 4], "spearman").low)
+    flat = correlation([1, 2, 3, 4, 5], [2, 2, 2, 2, 2])
+    assert math.isnan(flat.r) and math.isnan(flat.low) and math.isnan(flat.p_value)
+    perfect = correlation([1, 2, 3, 4, 5], [2, 4, 6, 8, 10], "spearman")
+    assert (perfect.r, perfect.low, perfect.high) == pytest.approx((1.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="method"):
+        correlation([1, 2, 3], [1, 2, 3], "cosine")
+    with pytest.raises(ValueError, match="paired"):
+        correlation([1, 2, 3], [1, 2])
