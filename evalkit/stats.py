@@ -1,12 +1,18 @@
-"""Statistics for human evaluation: agreement, tests, intervals, Bradley–Terry, MOS, sample size.
+"""Statistics for human evaluation: agreement, tests, intervals, Bradley–Terry, Plackett–Luce, MOS, z-scores,
+signal detection, calibration, correlation, sample size.
 
 scipy and ``krippendorff`` do the work wherever they can (binomial tests,
-Wilson intervals, t intervals, Wilcoxon / Mann–Whitney, Krippendorff's alpha).
+Wilson intervals, t and median intervals, Wilcoxon / Mann–Whitney, Krippendorff's
+alpha, correlations and their tests, the BFGS finish of Plackett–Luce).
 Written here by hand, because neither offers them: Fleiss' and Cohen's kappa
 (a few lines of arithmetic on count tables; statsmodels has them but is a heavy
-dependency for two formulas), Bradley–Terry (no maintained scipy routine; a
-vectorised minorise–maximise fit on the win matrix) and Cohen's h / the
-two-proportion sample size (closed forms).
+dependency for two formulas), Bradley–Terry and Plackett–Luce (no maintained
+scipy routine; vectorised minorise–maximise fits; ``choix`` loops in Python),
+Cohen's h / the two-proportion sample size, d' and the calibration error (closed
+forms), the Hodges–Lehmann estimate (a selection, to avoid listing n² averages),
+alpha from long-format data (the package's memory grows with units x values²)
+and the exact chance test of best-of-n shares (scipy's Poisson-binomial builds an
+outcomes x trials table). Each function says why where it matters.
 """
 
 from __future__ import annotations
@@ -446,7 +452,7 @@ def zscores_by_evaluator(scores: Any, evaluator: Any) -> np.ndarray:
     evaluator with a single score or with all scores equal has no spread to divide by: their z-scores are 0
     (each score sits at the evaluator's mean; the judgments still count, but say no system is better than
     another), a choice rather than NaN so that per-system means keep every judgment. A NaN score stays NaN
-    and is left out of its evaluator's mean and SD. Vectorised: the per-evaluator sums are ``np.bincount``\\ s.
+    and is left out of its evaluator's mean and SD. Vectorised: per-evaluator sums by ``np.bincount``, no loop.
     """
     x = np.asarray(scores, dtype=float)
     if x.ndim != 1:
@@ -524,7 +530,7 @@ def paired_wilcoxon(x: Sequence[float], y: Sequence[float]) -> PairedWilcoxon:
 def _walsh_median(d: np.ndarray) -> float:
     """The Hodges–Lehmann estimate: the median of the Walsh averages (d_i + d_j)/2, i <= j.
 
-    Written by hand because neither scipy nor numpy has it, and listing all n(n+1)/2 averages takes 20 GB
+    Written by hand because neither scipy nor numpy has it, and listing all n(n+1)/2 averages takes 10 GB
     for 50,000 pairs: the one or two middle sums are selected with :func:`_walsh_kth` instead.
     """
     s = np.sort(d)
