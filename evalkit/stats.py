@@ -1,12 +1,18 @@
-"""Statistics for human evaluation: agreement, tests, intervals, Bradley–Terry, MOS, sample size.
+"""Statistics for human evaluation: agreement, tests, intervals, Bradley–Terry, Plackett–Luce, MOS, z-scores,
+signal detection, calibration, correlation, sample size.
 
 scipy and ``krippendorff`` do the work wherever they can (binomial tests,
-Wilson intervals, t intervals, Wilcoxon / Mann–Whitney, Krippendorff's alpha).
+Wilson intervals, t and median intervals, Wilcoxon / Mann–Whitney, Krippendorff's
+alpha, correlations and their tests, the BFGS finish of Plackett–Luce).
 Written here by hand, because neither offers them: Fleiss' and Cohen's kappa
 (a few lines of arithmetic on count tables; statsmodels has them but is a heavy
-dependency for two formulas), Bradley–Terry (no maintained scipy routine; a
-vectorised minorise–maximise fit on the win matrix) and Cohen's h / the
-two-proportion sample size (closed forms).
+dependency for two formulas), Bradley–Terry and Plackett–Luce (no maintained
+scipy routine; vectorised minorise–maximise fits; ``choix`` loops in Python),
+Cohen's h / the two-proportion sample size, d' and the calibration error (closed
+forms), the Hodges–Lehmann estimate (a selection, to avoid listing n² averages),
+alpha from long-format data (the package's memory grows with units x values²)
+and the exact chance test of best-of-n shares (scipy's Poisson-binomial builds an
+outcomes x trials table). Each function says why where it matters.
 """
 
 from __future__ import annotations
@@ -20,13 +26,21 @@ from typing import Any
 import krippendorff as _krippendorff
 import numpy as np
 import pandas as pd
+from scipy import optimize as _optimize
 from scipy import stats as _st
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 __all__ = [
+    "Calibration",
+    "Correlation",
+    "DPrime",
     "MeanCI",
+    "MedianCI",
+    "PairedWilcoxon",
     "WinRate",
+    "alpha_from_long",
+    "best_of_n_shares",
     "binomial_test",
     "bootstrap_indexes",
     "bradley_terry",
@@ -34,15 +48,22 @@ __all__ = [
     "bradley_terry_matrix",
     "cohen_kappa",
     "cohens_h",
+    "correlation",
+    "d_prime",
+    "expected_calibration_error",
     "fleiss_kappa",
     "krippendorff_alpha",
     "mann_whitney_u",
     "mean_ci",
+    "median_ci",
+    "paired_wilcoxon",
+    "plackett_luce",
     "sample_size_two_proportions",
     "wilcoxon_signed_rank",
     "wilson_interval",
     "win_matrix",
     "win_rate",
+    "zscores_by_evaluator",
 ]
 
 NAN = float("nan")
@@ -154,6 +175,82 @@ def krippendorff_alpha(data: Any, level: str = "nominal") -> float:
         warnings.simplefilter("ignore", RuntimeWarning)
         value = _krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
     return float(value)
+
+
+def alpha_from_long(item: Any, rater: Any, value: Any, level: str = "nominal") -> float:
+    """Krippendorff's alpha (Krippendorff 2011) of judgments in long format: parallel columns item, rater, value.
+
+    One row per judgment; a missing value (None or NaN) drops its row. The same alpha as
+    :func:`krippendorff_alpha` on the raters x units table (tested), with the same ``level`` and text
+    labels, but computed from the coincidence matrix by hand: the ``krippendorff`` package builds a
+    units x values x values array on the way (1.2 GB and 3 s for 5,000 items on a 0–100 slider), while
+    here the coincidences are one sparse product of the units x values counts, so the cost grows with the
+    judgments and the square of the number of distinct values only. An item judged once is not pairable
+    and is left out, as alpha defines. NaN when fewer than two items have two or more judgments, or when
+    alpha is undefined (no variation). A rater who judged the same item twice is an error: the reliability
+    data have one value per rater and item (keep the first, or the mean, before calling).
+    """
+    if level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise ValueError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
+    units, _ = _factorize(item, "item")
+    raters, rater_names = _factorize(rater, "rater")
+    values = value if isinstance(value, np.ndarray | pd.Series) else np.asarray(value, dtype=object)
+    if not len(units) == len(raters) == len(values):
+        raise ValueError(f"item, rater and value must have the same length ({len(units)}, {len(raters)}, "
+                         f"{len(values)})")
+    keep = ~np.asarray(pd.isna(values))
+    units, raters, values = units[keep], raters[keep], np.asarray(values)[keep]
+    if values.dtype.kind in "OUS" and any(isinstance(v, str) for v in values):
+        if level != "nominal":
+            raise ValueError(f"{level} alpha needs numbers, got text labels")
+        values = np.asarray([str(v) for v in values], dtype=object)
+    else:
+        values = values.astype(float)
+        if np.isinf(values).any():
+            raise ValueError("values must be finite (None or NaN marks a missing judgment)")
+        if level == "ratio" and (values < 0).any():
+            raise ValueError("ratio alpha needs values >= 0")
+    cell = np.sort(units * max(len(rater_names), 1) + raters)
+    twice = cell[1:][cell[1:] == cell[:-1]]
+    if len(twice):
+        u, r = divmod(int(twice[0]), max(len(rater_names), 1))
+        first = np.flatnonzero((units == u) & (raters == r))[0]
+        raise ValueError(f"rater {rater_names[r]!r} judged item {np.asarray(item, dtype=object)[keep][first]!r} "
+                         "more than once")
+    judgments = np.bincount(units) if len(units) else np.zeros(0, dtype=np.int64)
+    pairable = judgments[units] >= 2
+    if (judgments >= 2).sum() < 2:
+        return NAN
+    unit_codes, unit = np.unique(units[pairable], return_inverse=True)
+    domain, code = np.unique(values[pairable], return_inverse=True)
+    if len(domain) < 2:
+        return NAN
+    counts = csr_matrix((np.ones(len(code)), (unit, code)), shape=(len(unit_codes), len(domain)))
+    per_pair = csr_matrix(counts.multiply(1.0 / (judgments[unit_codes] - 1.0)[:, None]))
+    o = (counts.T @ per_pair).toarray()  # o[c, k] = sum over units of n_uc (n_uk - [c == k]) / (m_u - 1)
+    o -= np.diag(np.asarray(per_pair.sum(axis=0)).ravel())
+    n_v = o.sum(axis=1)
+    delta = _alpha_distances(domain, n_v, level)
+    expected = (np.outer(n_v, n_v) * delta).sum()
+    if expected == 0:
+        return NAN
+    return float(1 - (n_v.sum() - 1) * (o * delta).sum() / expected)
+
+
+def _alpha_distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """Krippendorff's (2011) squared difference δ²(c, k) between the values of ``domain`` (sorted), by level."""
+    if level == "nominal":
+        return 1.0 - np.eye(len(domain))
+    if level == "ordinal":  # (n_c + ... + n_k − (n_c + n_k)/2)², over the values' ranks, c <= k
+        c, k = np.indices((len(domain), len(domain)))
+        low, high = np.minimum(c, k), np.maximum(c, k)
+        cum = np.cumsum(n_v)
+        return (cum[high] - cum[low] + n_v[low] - (n_v[c] + n_v[k]) / 2) ** 2
+    d = domain.astype(float)
+    diff, total = d[:, None] - d[None, :], d[:, None] + d[None, :]
+    if level == "interval":
+        return diff ** 2
+    return np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2  # ratio
 
 
 # ----------------------------------------------------------------------------- proportions
@@ -304,6 +401,203 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
     return float(_st.mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
 
 
+@dataclass(frozen=True)
+class MedianCI:
+    """A median with its distribution-free order-statistic interval (see :func:`median_ci`)."""
+
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def median_ci(values: Iterable[float], confidence: float = 0.95) -> MedianCI:
+    """Median and its distribution-free interval between two order statistics (Conover 1999, §3.2).
+
+    The interval [x_(j), x_(k)] is the one scipy's ``quantile_test`` gives for the median: the number of
+    values below the median is Binomial(n, 1/2), which puts the median between those two order statistics
+    with probability at least ``confidence``; no assumption about the shape of the scores (a 1–5 rating's
+    median is a rating). None and NaN are dropped. NaN where undefined: n = 0; the bounds also when n is too
+    small to reach the confidence (at 95 %, n <= 5: even [min, max] covers only 1 - 2/2^n).
+    """
+    _check_confidence(confidence)
+    if isinstance(values, np.ndarray):
+        x = values.astype(float, copy=False)
+    else:
+        x = np.asarray([v for v in values if v is not None], dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return MedianCI(NAN, NAN, NAN, 0)
+    median = float(np.median(x))
+    ci = _st.quantile_test(x, q=median, p=0.5).confidence_interval(confidence_level=confidence)
+    return MedianCI(median, float(ci.low), float(ci.high), len(x))
+
+
+def _factorize(labels: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes 0..k-1 and the k distinct labels of a column of hashable labels; a missing label is an error."""
+    if not isinstance(labels, np.ndarray | pd.Series | pd.Index):
+        labels = np.asarray(labels, dtype=object)
+    codes, uniques = pd.factorize(labels)
+    if (codes < 0).any():
+        raise ValueError(f"{what} has missing labels (None or NaN)")
+    return codes, np.asarray(uniques)
+
+
+def zscores_by_evaluator(scores: Any, evaluator: Any) -> np.ndarray:
+    """Scores standardised per evaluator, z = (x − mean_e) / sd_e (Graham et al. 2013, 2017: WMT direct assessment).
+
+    Takes out each evaluator's own use of the scale (one scores everything 70–90, another 20–100) before
+    scores are averaged per system. ``scores`` and ``evaluator`` are parallel columns, one row per judgment;
+    evaluator labels of any hashable kind. sd_e is the sample SD (n − 1) of the evaluator's scores. An
+    evaluator with a single score or with all scores equal has no spread to divide by: their z-scores are 0
+    (each score sits at the evaluator's mean; the judgments still count, but say no system is better than
+    another), a choice rather than NaN so that per-system means keep every judgment. A NaN score stays NaN
+    and is left out of its evaluator's mean and SD. Vectorised: per-evaluator sums by ``np.bincount``, no loop.
+    """
+    x = np.asarray(scores, dtype=float)
+    if x.ndim != 1:
+        raise ValueError("scores must be one-dimensional")
+    codes, uniques = _factorize(evaluator, "evaluator")
+    if len(codes) != len(x):
+        raise ValueError(f"scores and evaluator must have the same length ({len(x)} and {len(codes)})")
+    if np.isinf(x).any():
+        raise ValueError("scores must be finite (NaN marks a missing score)")
+    k = len(uniques)
+    ok = ~np.isnan(x)
+    c, v = codes[ok], x[ok]
+    n = np.bincount(c, minlength=k)
+    mean = np.bincount(c, weights=v, minlength=k) / np.maximum(n, 1)
+    dev = x - mean[codes]
+    sd = np.sqrt(np.bincount(c, weights=dev[ok] ** 2, minlength=k) / np.maximum(n - 1, 1))
+    # "all scores equal" tested exactly (against the evaluator's first score): the rounding of a mean of equal
+    # values can leave a tiny SD, which would blow the rounding error up to z-scores of about ±1
+    present, at = np.unique(c, return_index=True)
+    first = np.full(k, np.nan)
+    first[present] = v[at]  # each evaluator's first score
+    spread = np.bincount(c, weights=(v != first[c]), minlength=k) > 0
+    z = np.zeros(len(x))
+    varies = spread[codes] & ok
+    z[varies] = dev[varies] / sd[codes[varies]]
+    z[~ok] = NAN
+    return z
+
+
+@dataclass(frozen=True)
+class PairedWilcoxon:
+    """A Wilcoxon signed-rank test of paired scores with the size of the difference (see :func:`paired_wilcoxon`)."""
+
+    statistic: float
+    p_value: float
+    n: int
+    n_nonzero: int
+    median_difference: float
+    hodges_lehmann: float
+
+
+def paired_wilcoxon(x: Sequence[float], y: Sequence[float]) -> PairedWilcoxon:
+    """Wilcoxon signed-rank test of two systems scored on the same items (Wilcoxon 1945), with effect sizes.
+
+    ``x[i]`` and ``y[i]`` are the two systems' scores on item i; a pair with a NaN is dropped; the
+    differences are x − y. ``p_value`` is scipy's two-sided ``wilcoxon``, as in :func:`wilcoxon_signed_rank`
+    (zero differences dropped, Wilcoxon's rule; exact for small samples without ties, else the normal
+    approximation). ``statistic`` is W+, the sum of the ranks of the positive differences (R's V), so that
+    it says which way the difference goes (scipy's two-sided statistic is min(W+, W−)). ``n`` counts the
+    pairs, ``n_nonzero`` those the test ranks. ``hodges_lehmann`` is the Hodges–Lehmann (1963) estimate that
+    goes with the test, the median of the Walsh averages (d_i + d_j)/2, i <= j, over all n differences;
+    ``median_difference`` the plain median of the differences. When every difference is 0 there is nothing
+    to rank: the p-value is NaN (as in :func:`wilcoxon_signed_rank`), W+ and both estimates 0. With no pairs
+    everything but ``n`` is NaN.
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"x and y must be paired: one-dimensional and the same length ({a.shape}, {b.shape})")
+    d = (a - b)[~(np.isnan(a) | np.isnan(b))]
+    if np.isinf(d).any():
+        raise ValueError("scores must be finite (NaN marks a missing score)")
+    n, nonzero = len(d), d[d != 0]
+    if n == 0:
+        return PairedWilcoxon(NAN, NAN, 0, 0, NAN, NAN)
+    if len(nonzero) == 0:
+        return PairedWilcoxon(0.0, NAN, n, 0, 0.0, 0.0)
+    ranks = _st.rankdata(np.abs(nonzero))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = float(_st.wilcoxon(d, alternative="two-sided", method="auto").pvalue)
+    return PairedWilcoxon(float(ranks[nonzero > 0].sum()), p, n, len(nonzero), float(np.median(d)),
+                          _walsh_median(d))
+
+
+def _walsh_median(d: np.ndarray) -> float:
+    """The Hodges–Lehmann estimate: the median of the Walsh averages (d_i + d_j)/2, i <= j.
+
+    Written by hand because neither scipy nor numpy has it, and listing all n(n+1)/2 averages takes 10 GB
+    for 50,000 pairs: the one or two middle sums are selected with :func:`_walsh_kth` instead.
+    """
+    s = np.sort(d)
+    total = len(s) * (len(s) + 1) // 2
+    low = _walsh_kth(s, (total + 1) // 2)
+    high = low if total % 2 else _walsh_kth(s, total // 2 + 1)
+    return float((low + high) / 4)  # each sum is twice an average
+
+
+def _sums_at_most(s: np.ndarray, t: float) -> np.ndarray:
+    """Per i, the number of j with s_i + s_j <= t (``s`` sorted), for the sums as computed in floating point.
+
+    A binary search for t − s_i gives the count up to the rounding of the subtraction; where the computed sum
+    at the boundary says otherwise, the count moves past the run of equal values there (repeated: rounding is
+    monotone, so it ends within a step or two). Counting the computed sums keeps the counts consistent with
+    the sums that :func:`_walsh_kth` finally lists.
+    """
+    n = len(s)
+    c = np.searchsorted(s, t - s, side="right")
+    while True:
+        over = (c > 0) & (s + s[np.maximum(c - 1, 0)] > t)
+        under = (c < n) & (s + s[np.minimum(c, n - 1)] <= t)
+        if not over.any() and not under.any():
+            return c
+        c[over] = np.searchsorted(s, s[c[over] - 1], side="left")
+        c[under] = np.searchsorted(s, s[c[under]], side="right")
+
+
+def _walsh_kth(s: np.ndarray, k: int) -> float:
+    """The k-th smallest (from 1) of the sums s_i + s_j, i <= j, of sorted ``s``, in O(n log n) memory-light steps.
+
+    Bisection on the value t, keeping count(lo) < k <= count(hi), where count(t) is the number of sums <= t:
+    (the ordered pairs from :func:`_sums_at_most` + the diagonal) / 2, as the sums are symmetric. It stops when
+    at most n sums lie in (lo, hi] (they are listed and sorted) or when all of them are equal (ties: a median
+    difference of 0 on a rating scale is shared by many pairs).
+    """
+    n = len(s)
+    index = np.arange(n)
+
+    def count(c: np.ndarray, t: float) -> int:
+        return int((c.sum() + (2 * s <= t).sum()) // 2)
+
+    lo, hi = float(np.nextafter(2 * s[0], -np.inf)), float(2 * s[-1])
+    c_lo, c_hi = np.zeros(n, dtype=np.int64), np.full(n, n, dtype=np.int64)
+    n_lo, n_hi = 0, n * (n + 1) // 2
+    while n_hi - n_lo > n:
+        start = np.maximum(c_lo, index)
+        rows = start < c_hi  # the rows with a sum in (lo, hi]
+        smallest = (s[rows] + s[start[rows]]).min()
+        if smallest == (s[rows] + s[c_hi[rows] - 1]).max():
+            return float(smallest)
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:  # adjacent floats: every sum in (lo, hi] is hi
+            return hi
+        c_mid = _sums_at_most(s, mid)
+        n_mid = count(c_mid, mid)
+        if n_mid >= k:
+            hi, c_hi, n_hi = mid, c_mid, n_mid
+        else:
+            lo, c_lo, n_lo = mid, c_mid, n_mid
+    start = np.maximum(c_lo, index)
+    length = np.maximum(c_hi - start, 0)
+    i = np.repeat(index, length)
+    j = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length) + np.repeat(start, length)
+    return float(np.sort(s[i] + s[j])[k - n_lo - 1])
+
+
 # ----------------------------------------------------------------------------- Bradley–Terry
 
 
@@ -434,8 +728,25 @@ def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
     w = np.asarray(w, dtype=float)
     if w.shape != (len(items), len(items)):
         raise ValueError(f"the win matrix must be {len(items)} x {len(items)}, got {w.shape}")
-    out: dict[str, float] = {}
-    active = np.ones(len(items), dtype=bool)
+    fixed, fit = _set_aside(w)
+    logs = fixed.copy()
+    if fit.any():
+        fitted = np.log(_fit_bt(w[np.ix_(fit, fit)]))
+        logs[fit] = fitted - fitted.mean()
+    return {item: float(v) for item, v in zip(items, logs, strict=True)}
+
+
+def _set_aside(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The items of a win matrix that get no finite fit, and those left to fit: ``(fixed, fit)``.
+
+    ``fixed[k]`` is ``-inf`` for an item that never wins (nor ties), ``+inf`` for one that never loses, the same
+    for whole groups that never beat / are never beaten by the rest (:func:`_dominated_groups`), NaN for an item
+    in no comparison with the items that remain, and 0 for the items of ``fit``. Setting items aside is repeated,
+    as setting one aside can leave another without a win. Shared by :func:`bradley_terry_matrix` and
+    :func:`plackett_luce` (whose ``w[i, j]`` counts the rankings that put i above j).
+    """
+    fixed = np.zeros(len(w))
+    active = np.ones(len(w), dtype=bool)
     while True:
         sub = w[np.ix_(active, active)]
         idx = np.flatnonzero(active)
@@ -447,25 +758,16 @@ def bradley_terry_matrix(items: Sequence[str], w: Any) -> dict[str, float]:
             never_win, never_lose = _dominated_groups(sub, compared)
             if not never_win.any() and not never_lose.any():
                 break
-        for k in idx[never_win]:
-            out[items[k]] = -math.inf
-        for k in idx[never_lose]:
-            out[items[k]] = math.inf
+        fixed[idx[never_win]] = -math.inf
+        fixed[idx[never_lose]] = math.inf
         active[idx[never_win | never_lose]] = False
     idx = np.flatnonzero(active)
-    if len(idx):
-        sub = w[np.ix_(idx, idx)]
-        compared = (sub + sub.T).sum(axis=1) > 0
-        fit_idx = idx[compared]
-        if len(fit_idx):
-            strengths = _fit_bt(w[np.ix_(fit_idx, fit_idx)])
-            logs = np.log(strengths)
-            logs -= logs.mean()
-            for k, v in zip(fit_idx, logs, strict=True):
-                out[items[k]] = float(v)
-        for k in idx[~compared]:  # an item in no comparison at all has no estimate
-            out[items[k]] = NAN
-    return {item: out[item] for item in items}
+    sub = w[np.ix_(idx, idx)]
+    compared = (sub + sub.T).sum(axis=1) > 0
+    fixed[idx[~compared]] = NAN  # an item in no comparison at all has no estimate
+    fit = np.zeros(len(w), dtype=bool)
+    fit[idx[compared]] = True
+    return fixed, fit
 
 
 # ----------------------------------------------------------------------------- Bradley–Terry bootstrap
@@ -618,3 +920,378 @@ def _bootstrap_fits(items: list[str], w: np.ndarray) -> np.ndarray:
         fitted = bradley_terry_matrix(items, w[b])
         out[b] = [fitted[item] for item in items]
     return out
+
+
+# ----------------------------------------------------------------------------- signal detection and calibration
+
+
+@dataclass(frozen=True)
+class DPrime:
+    """Sensitivity and response bias of yes/no judgments (see :func:`d_prime`)."""
+
+    d_prime: float
+    criterion: float
+    hit_rate: float
+    false_alarm_rate: float
+
+
+def d_prime(hits: int, n_signal: int, false_alarms: int, n_noise: int, correction: str = "loglinear") -> DPrime:
+    """Signal-detection sensitivity d' = z(H) − z(F) and criterion c = −(z(H) + z(F))/2 (Macmillan & Creelman 2005).
+
+    For real-vs-generated judgments, e.g. signal = a real text: a hit is "real" said of a real text, a false
+    alarm "real" said of a generated one. d' = 0 is chance (the generated texts pass as real), c > 0 a
+    leaning towards "generated". z is the standard normal quantile. ``correction="loglinear"`` (default)
+    adds 0.5 to the hits and the false alarms and 1 to n_signal and n_noise before the rates are taken
+    (Hautus 1995), to every count and not only when a rate is 0 or 1: d' then stays finite at rates of 0
+    or 1 and does not jump when a count reaches 0 or n, and Hautus found it less biased than replacing only
+    the extreme rates (by 1/(2n)). ``"none"`` uses the raw rates (d' is infinite at a rate of 0 or 1). The
+    rates returned are the ones used. NaN when n_signal or n_noise is 0.
+    """
+    if correction not in ("loglinear", "none"):
+        raise ValueError(f"correction must be 'loglinear' or 'none', got {correction!r}")
+    _check_counts(hits, n_signal)
+    _check_counts(false_alarms, n_noise)
+    if n_signal == 0 or n_noise == 0:
+        return DPrime(NAN, NAN, NAN, NAN)
+    add = 0.5 if correction == "loglinear" else 0.0
+    h = (hits + add) / (n_signal + 2 * add)
+    f = (false_alarms + add) / (n_noise + 2 * add)
+    zh, zf = float(_st.norm.ppf(h)), float(_st.norm.ppf(f))
+    with np.errstate(invalid="ignore"):
+        return DPrime(float(np.subtract(zh, zf)), float(-np.add(zh, zf) / 2), h, f)
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """Stated confidence against accuracy (see :func:`expected_calibration_error`)."""
+
+    ece: float
+    n: int
+    accuracy: float
+    mean_stated: float
+    table: pd.DataFrame
+
+
+def expected_calibration_error(confidence_levels: Any, correct: Any, n_levels: int,
+                               stated: Sequence[float] | None = None, confidence: float = 0.95) -> Calibration:
+    """Expected calibration error of confidence ratings, with the table of a reliability chart (Naeini et al.
+    2015; Guo et al. 2017): ECE = Σ_l (n_l / N) · |accuracy_l − stated_l|, one bin per confidence level.
+
+    ``confidence_levels[i]`` is the level 1..``n_levels`` an evaluator gave with judgment i and ``correct[i]``
+    whether the judgment was right (bool or 0/1); a pair with a NaN is dropped. Level l stands for the
+    probability of being right ``stated[l - 1]``; by default the levels are evenly spaced from 0.5 (level 1,
+    guessing between two answers) to 1.0 (level K, certain): 0.5 + 0.5 (l − 1)/(K − 1), e.g. 0.5, 0.75, 1.0
+    for three levels. ``table`` has one row per level, used or not: level, stated, accuracy, n and the
+    Wilson interval low, high of the accuracy (NaN where n = 0). ``accuracy - mean_stated`` < 0 is
+    over-confidence. ECE and the means are NaN with no judgments.
+    """
+    _check_confidence(confidence)
+    if isinstance(n_levels, bool) or int(n_levels) != n_levels or n_levels < 2:
+        raise ValueError(f"n_levels must be a whole number >= 2, got {n_levels}")
+    n_levels = int(n_levels)
+    if stated is None:
+        probs = 0.5 + 0.5 * np.arange(n_levels) / (n_levels - 1)
+    else:
+        probs = np.asarray(stated, dtype=float)
+        if probs.shape != (n_levels,) or not ((probs >= 0) & (probs <= 1)).all():
+            raise ValueError(f"stated must be {n_levels} probabilities in [0, 1], got {stated}")
+    level, right = np.asarray(confidence_levels, dtype=float), np.asarray(correct, dtype=float)
+    if level.ndim != 1 or level.shape != right.shape:
+        raise ValueError(f"confidence_levels and correct must be paired: one-dimensional, same length "
+                         f"({level.shape}, {right.shape})")
+    keep = ~(np.isnan(level) | np.isnan(right))
+    level, right = level[keep], right[keep]
+    bad = ~np.isin(level, np.arange(1, n_levels + 1))
+    if bad.any():
+        raise ValueError(f"confidence levels must be whole numbers 1..{n_levels}, got {level[bad][0]:g}")
+    if not np.isin(right, (0, 1)).all():
+        raise ValueError("correct must be True/False or 1/0")
+    code = level.astype(np.int64) - 1
+    n = np.bincount(code, minlength=n_levels)
+    wins = np.bincount(code, weights=right, minlength=n_levels).round().astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = wins / n
+    intervals = [wilson_interval(int(w), int(m), confidence) for w, m in zip(wins, n, strict=True)]
+    table = pd.DataFrame({"level": np.arange(1, n_levels + 1), "stated": probs, "accuracy": accuracy, "n": n,
+                          "low": [lo for lo, _ in intervals], "high": [hi for _, hi in intervals]})
+    total = int(n.sum())
+    if total == 0:
+        return Calibration(NAN, 0, NAN, NAN, table)
+    used = n > 0
+    ece = float((n[used] / total * np.abs(accuracy[used] - probs[used])).sum())
+    return Calibration(ece, total, float(right.mean()), float(probs[code].mean()), table)
+
+
+# ----------------------------------------------------------------------------- rankings: Plackett–Luce, best of n
+
+
+def _item_codes(names: list[Any], items: Sequence[str] | None) -> tuple[list[str], np.ndarray]:
+    """The item list (``items``, or the sorted names) and the code of every name; a name not in ``items`` is an
+    error."""
+    for name in names:
+        if not isinstance(name, str):
+            if isinstance(name, Iterable):
+                raise ValueError(f"ties are not supported: got the group {name!r} where an item name belongs")
+            raise ValueError(f"item names must be strings, got {name!r}")
+    if items is None:
+        uniques, codes = np.unique(np.asarray(names, dtype=str), return_inverse=True)
+        return [str(u) for u in uniques], codes.astype(np.int64)
+    items = list(items)
+    index = pd.Index(items)
+    if not index.is_unique:
+        raise ValueError("items must not repeat a name")
+    codes = index.get_indexer(pd.Index(names, dtype=object)) if names else np.zeros(0, dtype=np.int64)
+    if (codes < 0).any():
+        raise ValueError(f"unknown item {names[int(np.flatnonzero(codes < 0)[0])]!r}: not in items")
+    return items, codes.astype(np.int64)
+
+
+def _ragged(groups: Iterable[Sequence[str]], what: str) -> tuple[list[Any], np.ndarray]:
+    """All names of a sequence of name sequences, flattened, and each sequence's length."""
+    names: list[Any] = []
+    lengths = []
+    for group in groups:
+        if isinstance(group, str):
+            raise ValueError(f"each {what} is a sequence of item names, got the string {group!r}")
+        group = list(group)
+        names.extend(group)
+        lengths.append(len(group))
+    return names, np.asarray(lengths, dtype=np.int64)
+
+
+def _padded(codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Ragged rows of codes as a rows x longest matrix, -1 after each row's end."""
+    out = np.full((len(lengths), int(lengths.max(initial=0))), -1, dtype=np.int64)
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    out[row, np.arange(len(codes)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = codes
+    return out
+
+
+def plackett_luce(rankings: Iterable[Sequence[str]], items: Sequence[str] | None = None) -> dict[str, float]:
+    """Maximum-likelihood Plackett–Luce log-strengths from rankings (Luce 1959; Plackett 1975), centred to mean 0
+    over the finite ones, as :func:`bradley_terry`.
+
+    Each ranking is a sequence of item names, best first, of any subset of the items; rankings of fewer than
+    two items carry no information and are skipped. Ties are not allowed: a group of names in place of a
+    name, or a name listed twice in one ranking, is an error. In the model the first of a ranking is chosen
+    from all its items with probability proportional to strength, the second from the rest, and so on; on
+    rankings of two items it is Bradley–Terry. ``items`` gives the items and their order (a ranked name not in
+    it is an error, an item never ranked with another gets NaN); without it, the names ranked, sorted.
+
+    A finite maximum exists only when no group of items is ranked above every other item wherever they meet
+    (Hunter 2004, Assumption 2). As in :func:`bradley_terry_matrix`, with ``w[i, j]`` = the rankings that put i
+    above j: an item never ranked above another gets ``-inf``, one never ranked below another ``+inf``, groups
+    likewise, and the rest are fitted on the rankings with those left out (the limit of the likelihood).
+
+    Fitted by Hunter's (2004) minorise–maximise algorithm, vectorised over the rankings, finished by scipy's
+    BFGS where it is slow (:func:`_fit_pl`). Written by hand: ``choix`` has the same algorithm but loops over
+    every ranking and position in Python on each step, and raises where no finite fit exists.
+    """
+    names, lengths = _ragged(rankings, "ranking")
+    item_list, codes = _item_codes(names, items)
+    k = len(item_list)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    cells = np.sort(rows * max(k, 1) + codes)
+    twice = cells[1:][cells[1:] == cells[:-1]]
+    if len(twice):
+        r, c = divmod(int(twice[0]), max(k, 1))
+        raise ValueError(f"ranking {r} lists {item_list[c]!r} twice: ties are not supported")
+    ranked = _padded(codes, lengths)[lengths >= 2]
+    above = np.zeros(k * k)
+    for step in range(1, ranked.shape[1]):  # w[i, j]: rankings with i placed `step` positions above j
+        a, b = ranked[:, :-step], ranked[:, step:]
+        both = (a >= 0) & (b >= 0)
+        above += np.bincount(a[both] * k + b[both], minlength=k * k)
+    fixed, fit = _set_aside(above.reshape(k, k))
+    logs = fixed.copy()
+    if fit.any():
+        new_code = np.where(fit, np.cumsum(fit) - 1, -1)
+        kept = np.where(ranked >= 0, new_code[ranked], -1)
+        kept_lengths = (kept >= 0).sum(axis=1)
+        kept, kept_lengths = kept[kept_lengths >= 2], kept_lengths[kept_lengths >= 2]
+        compact = _padded(kept[kept >= 0], kept_lengths)  # row-major order keeps each ranking's order
+        fitted = np.log(_fit_pl(compact, kept_lengths, int(fit.sum())))
+        logs[fit] = fitted - fitted.mean()
+    return {item: float(v) for item, v in zip(item_list, logs, strict=True)}
+
+
+def _pl_terms(theta: np.ndarray, ranked: np.ndarray, present: np.ndarray, stage: np.ndarray,
+              inverse: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Plackett–Luce log-likelihood of log-strengths ``theta``, with γ = exp(θ − max θ) and, per item, the sum over
+    the stages it takes part in of 1 / (γ summed over the stage's items): the MM denominator. The gradient is
+    wins − γ · that sum. All rankings at once: tail sums by a reversed cumulative sum along the positions, their
+    reciprocals summed over the stages up to each position by another, gathered per item by ``np.bincount``.
+    """
+    shift = theta.max()
+    gamma = np.exp(theta - shift)
+    g = np.where(present, gamma[ranked], 0.0)
+    tail = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
+    np.divide(1.0, tail, out=inverse, where=stage)  # ``inverse`` stays 0 where there is no stage
+    denom = np.bincount(ranked[present], weights=np.cumsum(inverse, axis=1)[present], minlength=len(theta))
+    loglik = float(theta[ranked[stage]].sum() - (np.log(tail[stage]) + shift).sum())
+    return loglik, gamma, denom
+
+
+def _fit_pl(ranked: np.ndarray, lengths: np.ndarray, k: int, tol: float = 1e-12, mm_steps: int = 1000) -> np.ndarray:
+    """Plackett–Luce strengths (geometric mean 1) of a rankings x positions matrix of codes (-1 = no item).
+
+    Minorise–maximise (Hunter 2004, §5): γ_i ← w_i / Σ_{stages with i} 1 / Σ_{items of the stage} γ, where
+    w_i counts the stages at which i was chosen (its rankings, less those that put it last). The steps
+    converge linearly, and slowly when one item nearly always beats another (5,001 rankings of five items,
+    all but one in the same order, were not done after 100,000 steps, 41 s). After ``mm_steps`` steps the
+    fit is finished by scipy's BFGS on the log-likelihood and its gradient (the log-likelihood is concave,
+    so both reach the same maximum; a test compares them).
+    """
+    present = ranked >= 0
+    stage = np.arange(ranked.shape[1])[None, :] < (lengths - 1)[:, None]
+    wins = np.bincount(ranked[stage], minlength=k).astype(float)
+    inverse = np.zeros(ranked.shape)
+    theta = np.zeros(k)
+    for _ in range(mm_steps):
+        _, _, denom = _pl_terms(theta, ranked, present, stage, inverse)
+        new = np.log(wins / denom)
+        new -= new.mean()
+        if np.max(np.abs(new - theta)) < tol:
+            return np.exp(new)
+        theta = new
+
+    def minus_loglik(th: np.ndarray) -> tuple[float, np.ndarray]:
+        loglik, gamma, denom = _pl_terms(th, ranked, present, stage, inverse)
+        return -loglik, -(wins - gamma * denom)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "precision loss": the line search cannot improve at float precision
+        result = _optimize.minimize(minus_loglik, theta, jac=True, method="BFGS", options={"gtol": 1e-10})
+    theta = result.x - result.x.mean()
+    return np.exp(theta)
+
+
+def best_of_n_shares(winners: Sequence[str], shown: Sequence[Sequence[str]], items: Sequence[str] | None = None,
+                     confidence: float = 0.95) -> pd.DataFrame:
+    """Per item: how often it was chosen as the best of the n shown, with a Wilson interval and an exact test
+    against chance.
+
+    Question q showed the items ``shown[q]`` (two or more, distinct; n_q may differ between questions) and the
+    evaluator chose ``winners[q]`` among them. ``share`` = wins / times shown, with the Wilson (1927) interval.
+    Under the null of a choice at random, an item wins a question of n items with probability 1/n, so its
+    wins follow a sum of binomials, one per question size: ``chance`` is its expected share (the mean of
+    1/n_q over its questions) and ``p_value`` the exact two-sided test of its wins against that distribution,
+    by the rule of :func:`binomial_test` (the outcomes no more likely than the observed one); when all its
+    questions have the same n this is :func:`binomial_test` against 1/n. Each item is tested on its own.
+
+    Returns a frame item, wins, shown, share, low, high, chance, p_value; items in the order of ``items``
+    (an item in no question: shown 0, share NaN, p-value 1), or the names shown, sorted.
+    """
+    _check_confidence(confidence)
+    names, lengths = _ragged(shown, "question's shown items")
+    winners = list(winners)
+    if len(winners) != len(lengths):
+        raise ValueError(f"winners and shown must have one entry per question ({len(winners)} and {len(lengths)})")
+    if (lengths < 2).any():
+        raise ValueError(f"question {int(np.flatnonzero(lengths < 2)[0])} shows fewer than two items")
+    item_list, codes = _item_codes(names + winners, items)
+    codes, winner_codes = codes[: len(names)], codes[len(names):]
+    k = len(item_list)
+    question = np.repeat(np.arange(len(lengths)), lengths)
+    cells = np.sort(question * max(k, 1) + codes)
+    twice = cells[1:][cells[1:] == cells[:-1]]
+    if len(twice):
+        q, c = divmod(int(twice[0]), max(k, 1))
+        raise ValueError(f"question {q} shows {item_list[c]!r} twice")
+    in_question = np.zeros(len(lengths), dtype=bool)
+    in_question[question[codes == winner_codes[question]]] = True
+    if not in_question.all():
+        q = int(np.flatnonzero(~in_question)[0])
+        raise ValueError(f"question {q}: the winner {winners[q]!r} is not among the items shown")
+    wins = np.bincount(winner_codes, minlength=k)
+    times = np.bincount(codes, minlength=k)
+    size = lengths[question]  # n of the question, per item shown
+    chance_sum = np.bincount(codes, weights=1.0 / size, minlength=k)
+    rows = []
+    for j, item in enumerate(item_list):
+        low, high = wilson_interval(int(wins[j]), int(times[j]), confidence)
+        sizes, per_size = np.unique(size[codes == j], return_counts=True)
+        if len(sizes) <= 1:
+            p = binomial_test(int(wins[j]), int(times[j]), 1 / sizes[0] if len(sizes) else 0.5)
+        else:
+            p = _sum_of_binomials_p_value(int(wins[j]), per_size, 1.0 / sizes)
+        rows.append((item, int(wins[j]), int(times[j]), wins[j] / times[j] if times[j] else NAN, low, high,
+                     chance_sum[j] / times[j] if times[j] else NAN, p))
+    return pd.DataFrame(rows, columns=["item", "wins", "shown", "share", "low", "high", "chance", "p_value"])
+
+
+def _sum_of_binomials_p_value(observed: int, trials: np.ndarray, probs: np.ndarray) -> float:
+    """Exact two-sided p-value of ``observed`` successes in independent Binomial(trials[g], probs[g]) summed.
+
+    The distribution of the sum is the convolution of the binomial pmfs (each cut to where it does not
+    underflow to 0); the p-value sums the outcomes no more likely than the observed one, with scipy's
+    ``binomtest`` tolerance. Written by hand: scipy's ``poisson_binom`` (one probability per trial) builds
+    an outcomes x trials table, past memory at 60,000 trials; here there is one binomial per question size.
+    """
+    pmf, offset = np.ones(1), 0
+    for m, p in zip(trials, probs, strict=True):
+        f = _st.binom.pmf(np.arange(m + 1), m, p)
+        nonzero = np.flatnonzero(f)
+        pmf = np.convolve(pmf, f[nonzero[0]: nonzero[-1] + 1])
+        offset += int(nonzero[0])
+    at = observed - offset
+    observed_pmf = pmf[at] if 0 <= at < len(pmf) else 0.0
+    return float(min(1.0, pmf[pmf <= observed_pmf * (1 + 1e-7)].sum()))
+
+
+# ----------------------------------------------------------------------------- correlation
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation coefficient with its Fisher-z interval and p-value (see :func:`correlation`)."""
+
+    r: float
+    low: float
+    high: float
+    p_value: float
+    n: int
+    method: str
+
+
+def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson",
+                confidence: float = 0.95) -> Correlation:
+    """Pearson, Spearman or Kendall correlation (e.g. of human scores with an automatic metric) with an interval.
+
+    Pairs with a NaN are dropped. r and the two-sided p-value are scipy's ``pearsonr``, ``spearmanr`` and
+    ``kendalltau`` (tau-b, equal to tau-a without ties; p exact for small samples without ties). The
+    interval is tanh(atanh(r) ± z · se) (Fisher 1921), with se² = 1/(n − 3) for Pearson (scipy's own
+    interval), (1 + r²/2)/(n − 3) for Spearman (Bonett & Wright 2000) and 0.437/(n − 4) for Kendall
+    (Fieller, Hartley & Pearson 1957, as Bonett & Wright 2000 recommend). Undefined values are NaN rather
+    than errors, as the analysis meets them on small subsets: everything but n below n = 3 pairs; the
+    interval below n = 4 (Pearson, Spearman) or 5 (Kendall); r, the interval and p when x or y is constant.
+    """
+    if method not in ("pearson", "spearman", "kendall"):
+        raise ValueError(f"method must be pearson, spearman or kendall, got {method!r}")
+    _check_confidence(confidence)
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"x and y must be paired: one-dimensional and the same length ({a.shape}, {b.shape})")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if np.isinf(a).any() or np.isinf(b).any():
+        raise ValueError("x and y must be finite (NaN marks a missing value)")
+    n = len(a)
+    if n < 3:
+        return Correlation(NAN, NAN, NAN, NAN, n, method)
+    test = {"pearson": _st.pearsonr, "spearman": _st.spearmanr, "kendall": _st.kendalltau}[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant input: scipy warns and returns NaN
+        result = test(a, b)
+    r, p = float(result.statistic), float(result.pvalue)
+    low = high = NAN
+    if method == "pearson" and n > 3 and not math.isnan(r):
+        ci = result.confidence_interval(confidence_level=confidence)
+        low, high = float(ci.low), float(ci.high)
+    elif method != "pearson" and n > (3 if method == "spearman" else 4) and not math.isnan(r):
+        variance = (1 + r * r / 2) / (n - 3) if method == "spearman" else 0.437 / (n - 4)
+        half = float(_st.norm.ppf((1 + confidence) / 2)) * math.sqrt(variance)
+        with np.errstate(divide="ignore"):
+            z = float(np.arctanh(r))
+        low, high = math.tanh(z - half), math.tanh(z + half)
+    return Correlation(r, low, high, p, n, method)

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from evalkit.stats import (
+    alpha_from_long,
+    best_of_n_shares,
     binomial_test,
     bootstrap_indexes,
     bradley_terry,
@@ -16,14 +18,21 @@ from evalkit.stats import (
     bradley_terry_matrix,
     cohen_kappa,
     cohens_h,
+    correlation,
+    d_prime,
+    expected_calibration_error,
     fleiss_kappa,
     krippendorff_alpha,
     mann_whitney_u,
     mean_ci,
+    median_ci,
+    paired_wilcoxon,
+    plackett_luce,
     sample_size_two_proportions,
     wilcoxon_signed_rank,
     wilson_interval,
     win_rate,
+    zscores_by_evaluator,
 )
 
 # ----------------------------------------------------------------------------- Fleiss' kappa
@@ -117,6 +126,60 @@ def test_krippendorff_alpha_text_labels_nan_and_edges() -> None:
         krippendorff_alpha(text, "ordinal")
     with pytest.raises(ValueError):
         krippendorff_alpha([[1, 2], [1]])
+
+
+
+def _long(table: list[list]) -> tuple[list, list, list]:
+    """A raters x units table as long columns (item, rater, value), missing cells included as None."""
+    rows = [(f"u{u}", f"r{r}", v) for r, row in enumerate(table) for u, v in enumerate(row)]
+    return tuple(list(c) for c in zip(*rows, strict=True))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(("level", "published"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
+                                                  ("ratio", 0.797)])
+def test_alpha_from_long_published_example(level: str, published: float) -> None:
+    item, rater, value = _long(K2011)
+    assert alpha_from_long(item, rater, value, level) == pytest.approx(published, abs=5e-4)
+    assert alpha_from_long(item, rater, value, level) == pytest.approx(krippendorff_alpha(K2011, level), rel=1e-12)
+    # rows in any order, the missing cells left out instead of marked: the same alpha
+    order = np.random.default_rng(0).permutation(len(item))
+    kept = [k for k in order if value[k] is not None]
+    shuffled = alpha_from_long(np.array(item)[kept], np.array(rater)[kept], np.array(value, dtype=float)[kept], level)
+    assert shuffled == pytest.approx(published, abs=5e-4)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_alpha_from_long_equals_the_krippendorff_package_on_sparse_ratings(level: str) -> None:
+    rng = np.random.default_rng(7)
+    table = rng.integers(0, 5, size=(12, 60)).astype(float)  # 0..4: the ratio metric meets 0 + 0
+    table[rng.random(table.shape) < 0.7] = np.nan  # most items judged by a few raters, some by one or none
+    item, rater, value = _long(table.tolist())
+    assert alpha_from_long(item, rater, value, level) == pytest.approx(krippendorff_alpha(table, level), rel=1e-10)
+
+
+def test_alpha_from_long_edges() -> None:
+    # text labels, nominal: as krippendorff_alpha codes them
+    text = [["a", "b", "b", None], ["a", "b", "c", "c"]]
+    assert alpha_from_long(*_long(text)) == pytest.approx(krippendorff_alpha(text))
+    with pytest.raises(ValueError, match="needs numbers"):
+        alpha_from_long(*_long(text), level="ordinal")
+    # only one item with two judgments: NaN, though its two values differ
+    assert math.isnan(alpha_from_long(["x", "x", "y", "z"], [1, 2, 1, 2], [1, 2, 3, 4], "interval"))
+    # two pairable items: defined; the singly judged item z does not change it
+    two = alpha_from_long(["x", "x", "y", "y"], [1, 2, 1, 2], [1, 2, 3, 3], "interval")
+    assert two == pytest.approx(krippendorff_alpha([[1, 3], [2, 3]], "interval"))
+    assert alpha_from_long(["x", "x", "y", "y", "z"], [1, 2, 1, 2, 1], [1, 2, 3, 3, 9], "interval") == two
+    assert math.isnan(alpha_from_long(["x", "x", "y", "y"], [1, 2, 1, 2], [3, 3, 3, 3]))  # no variation
+    assert math.isnan(alpha_from_long([], [], []))
+    assert math.isnan(alpha_from_long(["x", "x"], [1, 2], [None, float("nan")]))
+    with pytest.raises(ValueError, match="more than once"):
+        alpha_from_long(["x", "x", "y", "y"], ["r1", "r1", "r1", "r2"], [1, 2, 3, 3])
+    with pytest.raises(ValueError, match="same length"):
+        alpha_from_long(["x", "x"], [1, 2], [1])
+    with pytest.raises(ValueError, match="level"):
+        alpha_from_long(["x"], [1], [1], "cardinal")
+    with pytest.raises(ValueError, match="missing labels"):
+        alpha_from_long(["x", None], [1, 2], [1, 2])
 
 
 # ----------------------------------------------------------------------------- proportions
@@ -233,6 +296,121 @@ def test_mann_whitney_u_r_example() -> None:
     y = [1.15, 0.88, 0.90, 0.74, 1.21]
     assert mann_whitney_u(x, y) == pytest.approx(2 * 0.1272061, abs=1e-6)
     assert math.isnan(mann_whitney_u([], [1]))
+
+
+
+def test_median_ci_order_statistics() -> None:
+    # n = 10: P(B <= 1) = 11/1024 <= 0.025 < P(B <= 2) = 56/1024 for B ~ Binomial(10, 1/2), so the 95 % interval
+    # runs from the 2nd to the 9th smallest value (Conover 1999, table A3); coverage 1 - 2 * 11/1024 = 0.979
+    values = [7.1, 3.2, 9.9, 1.5, 4.4, 8.0, 2.6, 6.3, 5.7, 0.4]
+    m = median_ci(values)
+    ordered = sorted(values)
+    assert (m.median, m.low, m.high, m.n) == (pytest.approx((4.4 + 5.7) / 2), ordered[1], ordered[8], 10)
+    # at 80 %: P(B <= 2) = 56/1024 <= 0.1 < P(B <= 3) = 176/1024: the 3rd to the 8th
+    assert (median_ci(values, 0.8).low, median_ci(values, 0.8).high) == (ordered[2], ordered[7])
+
+
+def test_median_ci_edges() -> None:
+    assert median_ci([]).n == 0 and math.isnan(median_ci([]).median)
+    five = median_ci([1, 2, 3, 4, 5])  # [min, max] covers 1 - 2/32 = 0.9375 < 0.95: no 95 % interval
+    assert five.median == 3 and math.isnan(five.low) and math.isnan(five.high)
+    six = median_ci([1, 2, 3, 4, 5, 6])  # 1 - 2/64 = 0.969
+    assert (six.low, six.high) == (1, 6)
+    assert median_ci([3, None, float("nan"), 1, 2]).n == 3
+    with pytest.raises(ValueError, match="confidence"):
+        median_ci([1, 2], confidence=95)
+
+
+# ----------------------------------------------------------------------------- z-scores per evaluator
+
+
+def test_zscores_by_evaluator_equal_a_loop_over_evaluators() -> None:
+    rng = np.random.default_rng(4)
+    evaluator = rng.choice(["ann", "bob", "cy", "dee"], size=200)
+    scores = rng.integers(0, 101, size=200).astype(float) + np.where(evaluator == "bob", 30, 0)
+    scores[rng.random(200) < 0.1] = np.nan
+    got = zscores_by_evaluator(scores, evaluator)
+    for e in np.unique(evaluator):
+        mine = (evaluator == e) & ~np.isnan(scores)
+        mean, sd = scores[mine].mean(), scores[mine].std(ddof=1)
+        np.testing.assert_allclose(got[mine], (scores[mine] - mean) / sd, rtol=1e-12)
+        assert got[mine].mean() == pytest.approx(0, abs=1e-12) and got[mine].std(ddof=1) == pytest.approx(1)
+    assert np.isnan(got[np.isnan(scores)]).all()
+
+
+def test_zscores_by_evaluator_hand_example_and_edges() -> None:
+    # evaluator a: 1, 2, 3 -> mean 2, sd 1; b: a single score; c: constant 0.1s (whose float mean is not 0.1)
+    z = zscores_by_evaluator([1, 2, 3, 50, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1],
+                             ["a", "a", "a", "b"] + ["c"] * 10)
+    assert list(z[:3]) == [-1.0, 0.0, 1.0]
+    assert (z[3:] == 0).all()  # no spread: 0 by choice, exactly (not a rounding error blown up)
+    assert list(zscores_by_evaluator(np.array([4.0, 6.0]), np.array([7, 7]))) == pytest.approx(
+        [-1 / math.sqrt(2), 1 / math.sqrt(2)])
+    assert zscores_by_evaluator([], []).shape == (0,)
+    with pytest.raises(ValueError, match="same length"):
+        zscores_by_evaluator([1, 2], ["a"])
+    with pytest.raises(ValueError, match="missing labels"):
+        zscores_by_evaluator([1, 2], ["a", None])
+    with pytest.raises(ValueError, match="finite"):
+        zscores_by_evaluator([1, math.inf], ["a", "a"])
+
+
+# ----------------------------------------------------------------------------- paired Wilcoxon with effect sizes
+
+# Hollander & Wolfe depression data (R's wilcox.test example): V = 40, exact p = 0.03906
+HW_X = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30]
+HW_Y = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29]
+
+
+def _walsh_brute(d: np.ndarray) -> float:
+    i, j = np.triu_indices(len(d))
+    return float(np.median((d[i] + d[j]) / 2))
+
+
+def test_paired_wilcoxon_r_example() -> None:
+    r = paired_wilcoxon(HW_X, HW_Y)
+    assert r.statistic == 40 and r.p_value == pytest.approx(0.0390625) and (r.n, r.n_nonzero) == (9, 9)
+    assert r.p_value == wilcoxon_signed_rank(HW_X, HW_Y)
+    # differences sorted: -0.147 -0.08 0.01 0.43 0.49 0.59 0.62 0.952 1.022
+    assert r.median_difference == pytest.approx(0.49)
+    assert r.hodges_lehmann == pytest.approx(_walsh_brute(np.subtract(HW_X, HW_Y)))
+    assert r.hodges_lehmann == pytest.approx(0.46)  # the 23rd of the 45 Walsh averages
+    flipped = paired_wilcoxon(HW_Y, HW_X)
+    assert flipped.statistic == 9 * 10 / 2 - 40 and flipped.hodges_lehmann == pytest.approx(-0.46)
+
+
+def test_paired_wilcoxon_zeros_nans_and_edges() -> None:
+    r = paired_wilcoxon([3, 4, 5, 2, 4], [3, 2, 5, 1, 1])  # differences 0 2 0 1 3: zeros dropped from the test
+    assert (r.n, r.n_nonzero, r.statistic) == (5, 3, 6)
+    assert r.median_difference == 1
+    # Walsh averages of 0 2 0 1 3 (15 of them), sorted: 0 0 0 0.5 0.5 1 1 1 1.5 1.5 1.5 2 2 2.5 3 -> median 1
+    assert r.hodges_lehmann == 1
+    same = paired_wilcoxon([1, 2, 3], [1, 2, 3])
+    assert math.isnan(same.p_value) and (same.statistic, same.hodges_lehmann, same.n, same.n_nonzero) == (0, 0, 3, 0)
+    dropped = paired_wilcoxon([1, float("nan"), 3, 4], [0, 1, float("nan"), 2])
+    assert dropped.n == 2 and dropped.statistic == 3
+    empty = paired_wilcoxon([], [])
+    assert empty.n == 0 and math.isnan(empty.p_value) and math.isnan(empty.hodges_lehmann)
+    with pytest.raises(ValueError, match="paired"):
+        paired_wilcoxon([1, 2], [1])
+
+
+def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == "ratings":  # many ties
+        return rng.integers(-4, 5, n).astype(float)
+    if kind == "decimals":  # sums that round (0.1 + 0.2 != 0.3)
+        return rng.choice([0.1, 0.2, 0.3, -0.1, 0.0], n)
+    return rng.normal(size=n) * (1e-300 if kind == "tiny" else 1.0)
+
+
+@pytest.mark.parametrize("kind", ["normal", "ratings", "decimals", "tiny"])
+def test_hodges_lehmann_selection_equals_the_median_of_all_walsh_averages(kind: str) -> None:
+    """The selection (no n^2 list) gives exactly the brute-force median, with ties, rounding and odd/even counts."""
+    rng = np.random.default_rng(len(kind))
+    for n in [1, 2, 3, 4, 7, 10, 33, 200, 1500]:
+        d = _differences(kind, n, rng)
+        got = paired_wilcoxon(d, np.zeros(n)).hodges_lehmann
+        assert got == _walsh_brute(d), (kind, n)
 
 
 # ----------------------------------------------------------------------------- Bradley–Terry
@@ -523,3 +701,284 @@ def test_batched_newton_fit_equals_the_one_by_one_fit_also_on_lopsided_data() ->
     want = np.log(_fit_bt(lopsided))
     assert np.allclose(row, want - want.mean(), atol=1e-6)
     assert row[0] > row[1] > row[2] and row[0] - row[2] > 10
+
+
+# ----------------------------------------------------------------------------- signal detection and calibration
+
+
+def test_d_prime_against_normal_quantile_arithmetic() -> None:
+    from scipy.stats import norm
+
+    # H = 0.8, F = 0.2 without correction: d' = 2 z(0.8) = 2 * 0.8416 = 1.683, no bias (Macmillan & Creelman)
+    plain = d_prime(40, 50, 10, 50, correction="none")
+    assert plain.d_prime == pytest.approx(1.6832424, abs=1e-7) and plain.criterion == pytest.approx(0, abs=1e-12)
+    assert (plain.hit_rate, plain.false_alarm_rate) == (0.8, 0.2)
+    # log-linear (Hautus 1995): (40 + 0.5) / (50 + 1) and (10 + 0.5) / (50 + 1), applied although no rate is extreme
+    r = d_prime(40, 50, 10, 50)
+    h, f = 40.5 / 51, 10.5 / 51
+    assert (r.hit_rate, r.false_alarm_rate) == pytest.approx((h, f))
+    assert r.d_prime == pytest.approx(norm.ppf(h) - norm.ppf(f)) and r.d_prime < plain.d_prime
+    # H = 0.9, F = 0.5: c = -(1.2816 + 0) / 2, a liberal observer (says "signal" readily)
+    lib = d_prime(9, 10, 5, 10, correction="none")
+    assert lib.criterion == pytest.approx(-0.6407758, abs=1e-7) and lib.d_prime == pytest.approx(1.2815516, abs=1e-7)
+
+
+def test_d_prime_extreme_rates_and_edges() -> None:
+    from scipy.stats import norm
+
+    perfect = d_prime(20, 20, 0, 20)  # H = 20.5/21, F = 0.5/21: finite
+    assert perfect.d_prime == pytest.approx(2 * norm.ppf(20.5 / 21)) and perfect.criterion == pytest.approx(0)
+    assert math.isfinite(perfect.d_prime) and d_prime(20, 20, 0, 20, correction="none").d_prime == math.inf
+    chance = d_prime(0, 10, 0, 30)  # never "signal": d' small but not 0, as the sample sizes differ
+    assert chance.d_prime == pytest.approx(norm.ppf(0.5 / 11) - norm.ppf(0.5 / 31)) and chance.criterion > 0
+    assert math.isnan(d_prime(0, 0, 3, 10).d_prime) and math.isnan(d_prime(3, 10, 0, 0).criterion)
+    with pytest.raises(ValueError):
+        d_prime(11, 10, 0, 10)
+    with pytest.raises(ValueError, match="correction"):
+        d_prime(1, 10, 0, 10, correction="1/2n")
+
+
+def test_expected_calibration_error_hand_example() -> None:
+    # three levels -> stated 0.5, 0.75, 1.0. Level 1: 2 of 4 right; level 2: 2 of 4; level 3: 1 of 2.
+    # ECE = 0.4 * |0.5 - 0.5| + 0.4 * |0.5 - 0.75| + 0.2 * |0.5 - 1| = 0.2
+    levels = [1, 1, 1, 1, 2, 2, 2, 2, 3, 3]
+    right = [1, 0, 1, 0, True, False, False, True, 1, 0]
+    cal = expected_calibration_error(levels, right, 3)
+    assert cal.ece == pytest.approx(0.2) and cal.n == 10
+    assert cal.accuracy == 0.5 and cal.mean_stated == pytest.approx(0.7)  # over-confident
+    t = cal.table
+    assert list(t["level"]) == [1, 2, 3] and list(t["stated"]) == [0.5, 0.75, 1.0]
+    assert list(t["n"]) == [4, 4, 2] and list(t["accuracy"]) == [0.5, 0.5, 0.5]
+    assert (t.loc[2, "low"], t.loc[2, "high"]) == wilson_interval(1, 2)
+    # a calibrated evaluator: right half the time when guessing, always when sure
+    assert expected_calibration_error([1, 1, 3, 3], [0, 1, 1, 1], 3).ece == 0
+
+
+def test_expected_calibration_error_mapping_unused_levels_and_edges() -> None:
+    cal = expected_calibration_error([1, 4, 4, float("nan")], [1, 1, 0, 1], 4)  # NaN pair dropped
+    assert list(cal.table["stated"]) == pytest.approx([0.5, 2 / 3, 5 / 6, 1.0])
+    assert list(cal.table["n"]) == [1, 0, 0, 2] and math.isnan(cal.table.loc[1, "accuracy"])
+    assert cal.ece == pytest.approx(1 / 3 * 0.5 + 2 / 3 * 0.5) and cal.n == 3
+    custom = expected_calibration_error([1, 2], [1, 1], 2, stated=[0.6, 0.9])
+    assert custom.ece == pytest.approx(0.5 * 0.4 + 0.5 * 0.1)
+    empty = expected_calibration_error([], [], 5)
+    assert math.isnan(empty.ece) and empty.n == 0 and list(empty.table["n"]) == [0] * 5
+    for levels, right, k in (([0, 1], [1, 1], 3), ([4], [1], 3), ([1.5], [1], 3), ([1], [2], 3), ([1], [1], 1)):
+        with pytest.raises(ValueError):
+            expected_calibration_error(levels, right, k)
+    with pytest.raises(ValueError, match="paired"):
+        expected_calibration_error([1, 2], [1], 3)
+    with pytest.raises(ValueError, match="stated"):
+        expected_calibration_error([1], [1], 3, stated=[0.5, 1.0])
+
+
+# ----------------------------------------------------------------------------- Plackett–Luce
+
+RANKINGS = [["a", "b", "c", "d"], ["b", "a", "d", "c"], ["a", "c", "b"], ["d", "a"], ["c", "b", "d"],
+            ["b", "d", "a", "c"], ["c", "a", "d"], ["d", "c", "b", "a"]]
+
+
+def _pl_gradient(rankings: list[list[str]], theta: dict[str, float]) -> dict[str, float]:
+    """d log-likelihood / d theta_i, one stage at a time: 1 for the item chosen, minus its choice probability."""
+    grad = dict.fromkeys(theta, 0.0)
+    for ranking in rankings:
+        for s in range(len(ranking) - 1):
+            left = ranking[s:]
+            total = sum(math.exp(theta[x]) for x in left)
+            grad[ranking[s]] += 1
+            for x in left:
+                grad[x] -= math.exp(theta[x]) / total
+    return grad
+
+
+def test_plackett_luce_is_the_maximum_and_matches_choix() -> None:
+    pl = plackett_luce(RANKINGS)
+    assert list(pl) == ["a", "b", "c", "d"] and sum(pl.values()) == pytest.approx(0, abs=1e-12)
+    assert all(abs(g) < 1e-8 for g in _pl_gradient(RANKINGS, pl).values())
+    # choix 0.4.1: choix.mm_rankings(4, rankings as indexes, tol=1e-12), centred (opt_rankings agrees to 1e-6)
+    assert pl == pytest.approx({"a": 0.0628204418, "b": 0.3551790406, "c": -0.0915961598, "d": -0.3264033225},
+                               abs=1e-9)
+    moved = {**pl, "b": pl["b"] + 0.01}  # not a stationary point
+    assert abs(_pl_gradient(RANKINGS, moved)["b"]) > 1e-3
+
+
+def test_plackett_luce_near_separable_data_is_finished_by_bfgs() -> None:
+    """Five items, 5,000 rankings in one order and one reversed: the MM steps alone were not done after 100,000
+    steps; the BFGS finish reaches the maximum (gradient ~0) in a second or two, and BFGS alone agrees with MM
+    where MM converges."""
+    from evalkit.stats import _fit_pl
+
+    rankings = [["a", "b", "c", "d", "e"]] * 5000 + [["e", "d", "c", "b", "a"]]
+    pl = plackett_luce(rankings)
+    assert pl["a"] > pl["b"] > pl["c"] > pl["d"] > pl["e"] and pl["a"] - pl["e"] > 25
+    assert all(abs(g) < 1e-6 for g in _pl_gradient(rankings, pl).values())
+    codes = {x: i for i, x in enumerate("abcd")}
+    ranked = np.full((len(RANKINGS), 4), -1)
+    for r, ranking in enumerate(RANKINGS):
+        ranked[r, : len(ranking)] = [codes[x] for x in ranking]
+    lengths = np.array([len(r) for r in RANKINGS])
+    mm, bfgs = _fit_pl(ranked, lengths, 4), _fit_pl(ranked, lengths, 4, mm_steps=0)
+    assert np.allclose(np.log(bfgs), np.log(mm), atol=1e-8)
+
+
+def test_plackett_luce_on_pairs_is_bradley_terry() -> None:
+    pairs = [("A", "B", "a")] * 3 + [("A", "B", "b")] + [("B", "C", "a"), ("C", "A", "a"), ("C", "B", "a")] * 2
+    as_rankings = [[a, b] if o == "a" else [b, a] for a, b, o in pairs]
+    assert plackett_luce(as_rankings) == pytest.approx(bradley_terry(pairs), abs=1e-9)
+    assert plackett_luce([["a", "b"]] * 3 + [["b", "a"]]) == pytest.approx({"a": math.log(3) / 2,
+                                                                              "b": -math.log(3) / 2})
+
+
+def test_plackett_luce_recovers_known_strengths() -> None:
+    rng = np.random.default_rng(2)
+    true = np.array([1.0, 0.3, -0.2, -1.1, 0.0])
+    rankings = []
+    for _ in range(5000):
+        left = list(rng.choice(5, size=rng.integers(2, 6), replace=False))
+        ranking = []
+        while left:
+            w = np.exp(true[left])
+            ranking.append(f"s{left.pop(rng.choice(len(left), p=w / w.sum()))}")
+        rankings.append(ranking)
+    pl = plackett_luce(rankings)
+    for j in range(5):
+        assert pl[f"s{j}"] == pytest.approx(true[j] - true.mean(), abs=0.08)
+
+
+def test_plackett_luce_without_a_finite_fit_and_items() -> None:
+    # a is first wherever it appears: +inf; the rest fitted on the rankings without it (b above c 2 to 1)
+    got = plackett_luce([["a", "b", "c"], ["a", "c", "b"], ["b", "c"]])
+    assert got["a"] == math.inf and got["b"] == pytest.approx(math.log(2) / 2) and got["c"] == -got["b"]
+    last = plackett_luce([*RANKINGS, ["a", "z"], ["d", "z"], ["c", "z"]])  # z is always last
+    assert last["z"] == -math.inf
+    assert {k: v for k, v in last.items() if k != "z"} == pytest.approx(plackett_luce(RANKINGS), abs=1e-9)
+    inside = plackett_luce([*RANKINGS, ["b", "c", "z"]])  # z left out, b above c remains
+    assert inside["z"] == -math.inf
+    assert {k: v for k, v in inside.items() if k != "z"} == pytest.approx(plackett_luce([*RANKINGS, ["b", "c"]]),
+                                                                          abs=1e-9)
+    # items fixes the order; an item never ranked with another has no estimate; one-item rankings are skipped
+    got = plackett_luce([["b", "a"], ["a", "b"], ["c"]], items=["c", "b", "a", "x"])
+    assert list(got) == ["c", "b", "a", "x"] and math.isnan(got["c"]) and math.isnan(got["x"])
+    assert got["a"] == pytest.approx(0) and got["b"] == pytest.approx(0)
+    assert plackett_luce([]) == {}
+
+
+def test_plackett_luce_rejects_ties_and_unknown_items() -> None:
+    with pytest.raises(ValueError, match="ties"):
+        plackett_luce([["a", ("b", "c")]])
+    with pytest.raises(ValueError, match="twice"):
+        plackett_luce([["a", "b"], ["a", "b", "a"]])
+    with pytest.raises(ValueError, match="unknown item 'q'"):
+        plackett_luce([["a", "q"]], items=["a", "b"])
+    with pytest.raises(ValueError, match="string"):
+        plackett_luce(["abc"])
+    with pytest.raises(ValueError, match="strings"):
+        plackett_luce([["a", 3]])
+
+
+# ----------------------------------------------------------------------------- best of n
+
+
+def test_best_of_n_shares_fixed_n_is_the_binomial_test() -> None:
+    shown = [["a", "b", "c"]] * 12
+    winners = ["a"] * 8 + ["b"] * 3 + ["c"]
+    t = best_of_n_shares(winners, shown).set_index("item")
+    assert list(t.index) == ["a", "b", "c"] and list(t["wins"]) == [8, 3, 1] and (t["shown"] == 12).all()
+    assert t.loc["a", "share"] == pytest.approx(8 / 12) and list(t["chance"]) == pytest.approx([1 / 3] * 3)
+    assert (t.loc["a", "low"], t.loc["a", "high"]) == wilson_interval(8, 12)
+    assert t.loc["a", "p_value"] == binomial_test(8, 12, 1 / 3) and t.loc["c", "p_value"] == binomial_test(1, 12, 1 / 3)
+
+
+def test_best_of_n_shares_mixed_n_is_exact() -> None:
+    """a is shown in three questions of 2 and two of 4 and wins four: the p-value from the 2^5 outcomes."""
+    from itertools import product
+
+    shown = [["a", "b"], ["a", "c"], ["b", "a"], ["a", "b", "c", "d"], ["d", "c", "a", "b"]]
+    winners = ["a", "a", "a", "a", "b"]
+    probs = [1 / 2, 1 / 2, 1 / 2, 1 / 4, 1 / 4]
+    pmf = [0.0] * 6
+    for outcome in product([0, 1], repeat=5):
+        pmf[sum(outcome)] += math.prod(p if o else 1 - p for o, p in zip(outcome, probs, strict=True))
+    expected = sum(q for q in pmf if q <= pmf[4] * (1 + 1e-7))
+    t = best_of_n_shares(winners, shown).set_index("item")
+    assert t.loc["a", "p_value"] == pytest.approx(expected, rel=1e-12)
+    assert t.loc["a", "chance"] == pytest.approx(sum(probs) / 5) and t.loc["a", "share"] == 0.8
+    assert t.loc["a", "p_value"] != pytest.approx(binomial_test(4, 5, sum(probs) / 5))  # not one binomial
+    # d: shown in the two questions of 4, never chosen: Binomial(2, 1/4)
+    assert t.loc["d", "p_value"] == binomial_test(0, 2, 1 / 4)
+
+
+def test_best_of_n_shares_items_and_errors() -> None:
+    t = best_of_n_shares(["b"], [["a", "b"]], items=["b", "a", "z"])
+    assert list(t["item"]) == ["b", "a", "z"]
+    z = t.set_index("item").loc["z"]
+    assert z["shown"] == 0 and math.isnan(z["share"]) and z["p_value"] == 1.0
+    assert best_of_n_shares([], []).empty
+    with pytest.raises(ValueError, match="not among the items shown"):
+        best_of_n_shares(["c"], [["a", "b"]])
+    with pytest.raises(ValueError, match="fewer than two"):
+        best_of_n_shares(["a"], [["a"]])
+    with pytest.raises(ValueError, match="twice"):
+        best_of_n_shares(["a"], [["a", "b", "a"]])
+    with pytest.raises(ValueError, match="one entry per question"):
+        best_of_n_shares(["a", "b"], [["a", "b"]])
+    with pytest.raises(ValueError, match="unknown item"):
+        best_of_n_shares(["a"], [["a", "b"]], items=["a"])
+
+
+# ----------------------------------------------------------------------------- correlation
+
+# Hollander & Wolfe (1973) p. 187, R's cor.test example
+HW_CX = [44.4, 45.9, 41.9, 53.3, 44.7, 44.1, 50.7, 45.2, 60.1]
+HW_CY = [2.6, 3.1, 2.5, 5.0, 3.6, 4.0, 5.2, 2.8, 3.8]
+
+
+def test_correlation_pearson_r_example() -> None:
+    # R: cor.test(x, y) -> t = 1.8411, df = 7, p-value = 0.1082; 95 % CI -0.1497426 0.8955795; cor 0.5711816
+    c = correlation(HW_CX, HW_CY)
+    assert (c.r, c.low, c.high) == pytest.approx((0.5711816, -0.1497426, 0.8955795), abs=1e-7)
+    assert c.p_value == pytest.approx(0.1082, abs=5e-5) and (c.n, c.method) == (9, "pearson")
+    # the Fisher z interval by hand: tanh(atanh(r) -+ 1.96 / sqrt(n - 3))
+    z = math.atanh(c.r)
+    half = 1.959964 / math.sqrt(9 - 3)
+    assert (c.low, c.high) == pytest.approx((math.tanh(z - half), math.tanh(z + half)), abs=1e-6)
+
+
+def test_correlation_spearman_bonett_wright_example() -> None:
+    # Bonett's statpsych, ci.spear(.05, y, x): Estimate 0.8699639, LL 0.5840951, UL 0.9638297
+    y = [21, 4, 9, 12, 35, 18, 10, 22, 24, 1, 6, 8, 13, 16, 19]
+    x = [67, 28, 30, 28, 52, 40, 25, 37, 44, 10, 14, 20, 28, 40, 51]
+    c = correlation(x, y, "spearman")
+    assert (c.r, c.low, c.high) == pytest.approx((0.8699639, 0.5840951, 0.9638297), abs=1e-7)
+    assert correlation(HW_CX, HW_CY, "spearman").r == pytest.approx(0.6)  # R: rho 0.6
+
+
+def test_correlation_kendall() -> None:
+    # R: cor.test(x, y, method = "kendall") -> T = 26, p-value = 0.1194, tau 0.4444444 (exact)
+    c = correlation(HW_CX, HW_CY, "kendall")
+    assert c.r == pytest.approx(4 / 9) and c.p_value == pytest.approx(0.1194, abs=5e-5)
+    half = 1.959963984540054 * math.sqrt(0.437 / (9 - 4))  # Fieller et al. (1957) variance
+    assert (c.low, c.high) == pytest.approx((math.tanh(math.atanh(4 / 9) - half), math.tanh(math.atanh(4 / 9) + half)))
+    wider = correlation(HW_CX, HW_CY, "kendall", confidence=0.99)
+    assert wider.low < c.low and wider.high > c.high
+
+
+def test_correlation_nans_small_samples_and_errors() -> None:
+    nan = float("nan")
+    with_gaps = correlation([*HW_CX, nan, 1.0], [*HW_CY, 3.0, nan])
+    assert with_gaps == correlation(HW_CX, HW_CY)
+    two = correlation([1, 2], [2, 1])
+    assert two.n == 2 and math.isnan(two.r) and math.isnan(two.p_value)
+    three = correlation([1, 2, 3], [1, 3, 2])
+    assert three.r == pytest.approx(0.5) and math.isnan(three.low) and math.isnan(three.high)
+    four = correlation([1, 2, 3, 4], [1, 3, 2, 4], "kendall")
+    assert four.r == pytest.approx(2 / 3) and math.isnan(four.low)
+    assert math.isfinite(correlation([1, 2, 3, 4], [1, 3, 2, 4], "spearman").low)
+    flat = correlation([1, 2, 3, 4, 5], [2, 2, 2, 2, 2])
+    assert math.isnan(flat.r) and math.isnan(flat.low) and math.isnan(flat.p_value)
+    perfect = correlation([1, 2, 3, 4, 5], [2, 4, 6, 8, 10], "spearman")
+    assert (perfect.r, perfect.low, perfect.high) == pytest.approx((1.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="method"):
+        correlation([1, 2, 3], [1, 2, 3], "cosine")
+    with pytest.raises(ValueError, match="paired"):
+        correlation([1, 2, 3], [1, 2])
