@@ -262,7 +262,7 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None]) -> Item:
     if type(obj) is not dict:
         raise ItemError(f"{path}, line {lineno}: expected a JSON object, got {_type(obj)}")
     written: Mapping[str, str] = _EMPTY
-    if not obj.keys() <= _KEYS:
+    if not _KEYS.issuperset(obj):
         obj, written = _canonical(obj, path, lineno)
 
     def fail(key: str, message: str) -> ItemError:
