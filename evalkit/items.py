@@ -1,0 +1,345 @@
+"""Items files (JSONL): an input and several systems' outputs per line, for compare / score / rank / realfake tasks.
+
+Format
+------
+One JSON object per line; blank lines are skipped::
+
+    {"id": "r17", "input": "the text the outputs respond to", "title": "optional heading",
+     "outputs": {"gpt4": "...", "t5": "...", "human": "..."}, "reference": "optional reference output",
+     "metrics": {"gpt4": {"bleu": 21.3}}, "meta": {"anything": "kept, not shown"},
+     "check": {"expect": "...", "feedback": "..."}}
+
+* ``id`` (a string, or an integer read as its decimal string) and ``outputs`` (a non-empty object
+  mapping system names to non-blank texts) are required; every other key is optional, and ``null``
+  means absent.
+* Pearmut's item keys load as they are: ``src`` = ``input``, ``tgt`` = ``outputs``, ``ref`` =
+  ``reference``, ``item_id`` = ``id``. Giving a key under both names is an error, as is any other key
+  (extra data goes under ``meta``).
+* Texts are untrusted and kept exactly as given (no stripping); a blank ``title`` or ``reference`` is
+  read as absent.
+* ``metrics`` maps systems of the item's ``outputs`` to ``{name: finite number}``; ``check`` (for
+  attention checks) is kept as an opaque object.
+
+Every problem raises :class:`ItemError` (a :class:`~evalkit.datasets.DatasetError`) naming the file, the
+line and the key. Loading is one pass of ``json.loads`` per line plus cheap type checks: the indexes
+planning needs (:attr:`ItemSet.by_system`, :meth:`ItemSet.with_all`) are built on first use.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .datasets import DatasetError
+
+__all__ = ["PEARMUT_ALIASES", "Item", "ItemError", "ItemSet", "load_items"]
+
+#: Pearmut's item keys and the evalkit key each one stands for.
+PEARMUT_ALIASES: Mapping[str, str] = {"item_id": "id", "src": "input", "tgt": "outputs", "ref": "reference"}
+
+_KEYS = frozenset(("id", "input", "title", "outputs", "reference", "metrics", "meta", "check"))
+_ALL_NAMES = sorted(_KEYS | set(PEARMUT_ALIASES))
+_EMPTY: Mapping[str, Any] = {}
+
+
+class ItemError(DatasetError):
+    """An items file is missing, malformed or breaks the format; the message names the file, line and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One item: an input and the outputs of several systems (in file order).
+
+    The mappings are the parsed JSON objects themselves (no copies): treat them as read-only.
+    """
+
+    id: str
+    input: str
+    title: str | None
+    outputs: Mapping[str, str]
+    reference: str | None
+    metrics: Mapping[str, Mapping[str, float]]
+    meta: Mapping[str, Any]
+    check: Mapping[str, Any] | None
+    line: int
+
+
+class ItemSet(Sequence[Item]):
+    """The items of one file in file order, with an index by id and the system names in first-seen order.
+
+    Made by :func:`load_items`. ``by_system`` and ``with_all`` are computed on first use and cached (two
+    threads asking at once may both compute them; the results are equal). Treat it as read-only.
+    """
+
+    __slots__ = ("_by_system", "_system_set", "_with_all", "index", "items", "path", "systems")
+
+    def __init__(self, path: Path, items: Sequence[Item], index: Mapping[str, int], systems: Sequence[str]) -> None:
+        self.path = path
+        self.items: tuple[Item, ...] = tuple(items)
+        #: item id -> position in :attr:`items`
+        self.index: Mapping[str, int] = index
+        #: every system name that has an output in the file, in first-seen order
+        self.systems: tuple[str, ...] = tuple(systems)
+        self._system_set = frozenset(self.systems)
+        self._by_system: Mapping[str, tuple[int, ...]] | None = None
+        self._with_all: dict[frozenset[str], tuple[int, ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, position: Any) -> Any:
+        return self.items[position]
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items)
+
+    def __repr__(self) -> str:
+        return f"ItemSet({str(self.path)!r}, {len(self.items)} items, systems={list(self.systems)!r})"
+
+    def by_id(self, item_id: str) -> Item:
+        """The item with this id; :class:`KeyError` naming the file if there is none."""
+        position = self.index.get(item_id)
+        if position is None:
+            raise KeyError(f"{self.path}: no item with id {item_id!r}")
+        return self.items[position]
+
+    @property
+    def by_system(self) -> Mapping[str, tuple[int, ...]]:
+        """System name -> positions (ascending) of the items that have an output for it, in :attr:`systems` order."""
+        if self._by_system is None:
+            lists: dict[str, list[int]] = {name: [] for name in self.systems}
+            for position, item in enumerate(self.items):
+                for name in item.outputs:
+                    lists[name].append(position)
+            self._by_system = {name: tuple(positions) for name, positions in lists.items()}
+        return self._by_system
+
+    def with_all(self, systems: Iterable[str]) -> tuple[int, ...]:
+        """Positions (ascending) of the items that have an output for every one of ``systems``.
+
+        A name not in the file matches no item (use :meth:`check_systems` to report it); no names match
+        every item. Cached per set of names.
+        """
+        if isinstance(systems, str):
+            raise TypeError("with_all takes a collection of system names, not one string")
+        key = frozenset(systems)
+        found = self._with_all.get(key)
+        if found is None:
+            found = self._compute_with_all(key)
+            self._with_all[key] = found
+        return found
+
+    def _compute_with_all(self, names: frozenset[str]) -> tuple[int, ...]:
+        by_system, n = self.by_system, len(self.items)
+        partial: list[tuple[int, ...]] = []
+        for name in names:
+            positions = by_system.get(name)
+            if positions is None:
+                return ()
+            if len(positions) < n:  # a system every item has filters nothing
+                partial.append(positions)
+        if not partial:
+            return tuple(range(n))
+        partial.sort(key=len)
+        common = set(partial[0])
+        for positions in partial[1:]:
+            common.intersection_update(positions)
+        return tuple(p for p in partial[0] if p in common)
+
+    def check_systems(self, systems: Iterable[str], where: str, error: type[Exception] = ItemError) -> None:
+        """Raise ``error`` (prefixed by ``where``, e.g. the config key) for the first name not in the file."""
+        for name in systems:
+            if name not in self._system_set:
+                near = difflib.get_close_matches(name, self.systems, n=1)
+                hint = f" (did you mean '{near[0]}'?)" if near else ""
+                raise error(f"{where}: system {name!r} has no outputs in {self.path}{hint}; the file's systems: "
+                            f"{', '.join(self.systems)}")
+
+
+def load_items(path: str | Path) -> ItemSet:
+    """Load an items file (JSONL, see the module docstring) in one pass.
+
+    Raises :class:`ItemError` naming the file, the line and the key for: a missing or unreadable file,
+    bytes that are not UTF-8 (a leading BOM is fine), a line that is not JSON or not an object, a
+    missing ``id`` / ``outputs``, a value of the wrong type, a blank output, a repeated id (naming both
+    lines), a metric that is not a finite number or names a system without an output, a Pearmut key
+    given with its evalkit twin, an unknown key, and a file without items. The garbage collector is paused
+    while the file is read (and resumed after, if it was on).
+    """
+    path = Path(path)
+    items: list[Item] = []
+    index: dict[str, int] = {}
+    systems: dict[str, None] = {}
+    # The loader makes only acyclic JSON values, yet with the collector on CPython walks the growing heap
+    # again and again while they pile up (about 40 % of a bare json.loads of 100k lines): pause it meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _read(path, items, index, systems)
+    except FileNotFoundError:
+        raise ItemError(f"{path}: items file not found") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+    except OSError as exc:
+        raise ItemError(f"{path}: cannot read items file ({exc.strerror or exc})") from None
+    finally:
+        if collecting:
+            gc.enable()
+    if not items:
+        raise ItemError(f"{path}: no items (the file is empty or has only blank lines)")
+    return ItemSet(path, items, index, tuple(systems))
+
+
+def _read(path: Path, items: list[Item], index: dict[str, int], systems: dict[str, None]) -> None:
+    """The loop of :func:`load_items`: append each line's item, index it by id, note new system names."""
+    loads = json.loads
+    with open(path, encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            try:
+                obj = loads(line)
+            except json.JSONDecodeError as exc:
+                if line.isspace():
+                    continue
+                raise ItemError(f"{path}, line {lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+            item = _parse(obj, path, lineno, systems)
+            previous = index.get(item.id)
+            if previous is not None:
+                raise ItemError(f"{path}, line {lineno}: key 'id': {item.id!r} is also the id of the item on line "
+                                f"{items[previous].line}")
+            index[item.id] = len(items)
+            items.append(item)
+
+
+def _not_utf8(path: Path) -> ItemError:
+    """The error for a file that is not UTF-8, naming the line of the first bad byte (read again, error path only)."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return ItemError(f"{path}, line {line}: not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                         "save the file as UTF-8")
+    return ItemError(f"{path}: not valid UTF-8; save the file as UTF-8")
+
+
+def _type(value: Any) -> str:
+    """A JSON value's type in the file's terms."""
+    if value is None:
+        return "null"
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "an array",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _canonical(obj: dict[str, Any], path: Path, lineno: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """``obj`` with Pearmut's keys renamed, and evalkit key -> key as written; errors for unknown or twin keys."""
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    for key, value in obj.items():
+        name = PEARMUT_ALIASES.get(key, key)
+        if name not in _KEYS:
+            near = difflib.get_close_matches(key, _ALL_NAMES, n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            raise ItemError(f"{path}, line {lineno}: key {key!r} is not a known key{hint}; known keys: "
+                            f"{', '.join(sorted(_KEYS))} (or Pearmut's {', '.join(PEARMUT_ALIASES)}); "
+                            "put extra data under 'meta'")
+        if name in out:
+            pearmut = key if key != name else written[name]
+            raise ItemError(f"{path}, line {lineno}: keys {written[name]!r} and {key!r} both give the item's {name} "
+                            f"({pearmut!r} is Pearmut's name for {name!r}); keep one of them")
+        out[name] = value
+        written[name] = key
+    return out, written
+
+
+def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None]) -> Item:
+    """One line's object -> :class:`Item`; new system names are added to ``systems``. Cheap type checks only."""
+    if type(obj) is not dict:
+        raise ItemError(f"{path}, line {lineno}: expected a JSON object, got {_type(obj)}")
+    written: Mapping[str, str] = _EMPTY
+    if not _KEYS.issuperset(obj):
+        obj, written = _canonical(obj, path, lineno)
+
+    def fail(key: str, message: str) -> ItemError:
+        return ItemError(f"{path}, line {lineno}: key {written.get(key, key)!r}: {message}")
+
+    item_id = obj.get("id")
+    if type(item_id) is not str:
+        if type(item_id) is int:
+            item_id = str(item_id)
+        elif item_id is None:
+            raise ItemError(f"{path}, line {lineno}: missing key 'id' (or Pearmut's 'item_id')")
+        else:
+            raise fail("id", f"must be a string or an integer, got {_type(item_id)}")
+    if not item_id or item_id.isspace():
+        raise fail("id", "must not be blank")
+
+    outputs = obj.get("outputs")
+    if type(outputs) is not dict or not outputs:
+        if outputs is None:
+            raise ItemError(f"{path}, line {lineno}: missing key 'outputs' (or Pearmut's 'tgt')")
+        what = "an empty object" if outputs == {} else _type(outputs)
+        raise fail("outputs", f"must be a non-empty object mapping system names to output texts, got {what}")
+    for name, text in outputs.items():
+        if type(text) is not str or not text or text.isspace():
+            got = f"got {_type(text)}" if type(text) is not str else "got a blank text"
+            raise fail("outputs", f"system {name!r}: the output must be a non-blank string, {got}")
+        if name not in systems:
+            if not name or name.isspace():
+                raise fail("outputs", "a system name is blank")
+            systems[name] = None
+
+    text = obj.get("input")
+    if text is None:
+        text = ""
+    elif type(text) is not str:
+        raise fail("input", f"must be a string, got {_type(text)}")
+    title = obj.get("title")
+    if title is not None:
+        if type(title) is not str:
+            raise fail("title", f"must be a string, got {_type(title)}")
+        if not title or title.isspace():
+            title = None
+    reference = obj.get("reference")
+    if reference is not None:
+        if type(reference) is not str:
+            raise fail("reference", f"must be a string, got {_type(reference)}")
+        if not reference or reference.isspace():
+            reference = None
+    metrics = obj.get("metrics")
+    if metrics is None:
+        metrics = _EMPTY
+    else:
+        _check_metrics(metrics, outputs, fail)
+    meta = obj.get("meta")
+    if meta is None:
+        meta = _EMPTY
+    elif type(meta) is not dict:
+        raise fail("meta", f"must be an object, got {_type(meta)}")
+    check = obj.get("check")
+    if check is not None and type(check) is not dict:
+        raise fail("check", f"must be an object, got {_type(check)}")
+    return Item(item_id, text, title, outputs, reference, metrics, meta, check, lineno)
+
+
+def _check_metrics(metrics: Any, outputs: Mapping[str, str], fail: Any) -> None:
+    if type(metrics) is not dict:
+        raise fail("metrics", f"must be an object mapping system names to {{metric: number}}, got {_type(metrics)}")
+    for system, values in metrics.items():
+        if system not in outputs:
+            near = difflib.get_close_matches(system, list(outputs), n=1)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            raise fail("metrics", f"system {system!r} has no output in this item{hint}")
+        if type(values) is not dict:
+            raise fail("metrics", f"system {system!r}: must be an object of metric: number, got {_type(values)}")
+        for metric, value in values.items():
+            kind = type(value)
+            if kind is int or (kind is float and math.isfinite(value)):
+                continue
+            got = repr(value) if kind is float else _type(value)
+            raise fail("metrics", f"system {system!r}: metric {metric!r} must be a finite number, got {got}")
