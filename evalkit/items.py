@@ -299,18 +299,8 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None]) -> Item:
         text = ""
     elif type(text) is not str:
         raise fail("input", f"must be a string, got {_type(text)}")
-    title = obj.get("title")
-    if title is not None:
-        if type(title) is not str:
-            raise fail("title", f"must be a string, got {_type(title)}")
-        if not title or title.isspace():
-            title = None
-    reference = obj.get("reference")
-    if reference is not None:
-        if type(reference) is not str:
-            raise fail("reference", f"must be a string, got {_type(reference)}")
-        if not reference or reference.isspace():
-            reference = None
+    title = _optional_text(obj, "title", fail)
+    reference = _optional_text(obj, "reference", fail)
     metrics = obj.get("metrics")
     if metrics is None:
         metrics = _EMPTY
@@ -325,6 +315,16 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None]) -> Item:
     if check is not None and type(check) is not dict:
         raise fail("check", f"must be an object, got {_type(check)}")
     return Item(item_id, text, title, outputs, reference, metrics, meta, check, lineno)
+
+
+def _optional_text(obj: Mapping[str, Any], key: str, fail: Any) -> str | None:
+    """An optional text key: None when absent, null or blank; an error when it is not a string."""
+    text = obj.get(key)
+    if text is None:
+        return None
+    if type(text) is not str:
+        raise fail(key, f"must be a string, got {_type(text)}")
+    return None if not text or text.isspace() else text
 
 
 def _check_metrics(metrics: Any, outputs: Mapping[str, str], fail: Any) -> None:

@@ -1059,6 +1059,16 @@ def _ragged(groups: Iterable[Sequence[str]], what: str) -> tuple[list[Any], np.n
     return names, np.asarray(lengths, dtype=np.int64)
 
 
+def _first_repeat(lengths: np.ndarray, codes: np.ndarray, k: int) -> tuple[int, int] | None:
+    """(group, item code) of the first item listed twice within one group of a ragged list, or None."""
+    cells = np.sort(np.repeat(np.arange(len(lengths)), lengths) * max(k, 1) + codes)
+    twice = cells[1:][cells[1:] == cells[:-1]]
+    if not len(twice):
+        return None
+    group, code = divmod(int(twice[0]), max(k, 1))
+    return group, code
+
+
 def _padded(codes: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Ragged rows of codes as a rows x longest matrix, -1 after each row's end."""
     out = np.full((len(lengths), int(lengths.max(initial=0))), -1, dtype=np.int64)
@@ -1090,12 +1100,9 @@ def plackett_luce(rankings: Iterable[Sequence[str]], items: Sequence[str] | None
     names, lengths = _ragged(rankings, "ranking")
     item_list, codes = _item_codes(names, items)
     k = len(item_list)
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    cells = np.sort(rows * max(k, 1) + codes)
-    twice = cells[1:][cells[1:] == cells[:-1]]
-    if len(twice):
-        r, c = divmod(int(twice[0]), max(k, 1))
-        raise ValueError(f"ranking {r} lists {item_list[c]!r} twice: ties are not supported")
+    repeat = _first_repeat(lengths, codes, k)
+    if repeat is not None:
+        raise ValueError(f"ranking {repeat[0]} lists {item_list[repeat[1]]!r} twice: ties are not supported")
     ranked = _padded(codes, lengths)[lengths >= 2]
     above = np.zeros(k * k)
     for step in range(1, ranked.shape[1]):  # w[i, j]: rankings with i placed `step` positions above j
@@ -1193,11 +1200,9 @@ def best_of_n_shares(winners: Sequence[str], shown: Sequence[Sequence[str]], ite
     codes, winner_codes = codes[: len(names)], codes[len(names):]
     k = len(item_list)
     question = np.repeat(np.arange(len(lengths)), lengths)
-    cells = np.sort(question * max(k, 1) + codes)
-    twice = cells[1:][cells[1:] == cells[:-1]]
-    if len(twice):
-        q, c = divmod(int(twice[0]), max(k, 1))
-        raise ValueError(f"question {q} shows {item_list[c]!r} twice")
+    repeat = _first_repeat(lengths, codes, k)
+    if repeat is not None:
+        raise ValueError(f"question {repeat[0]} shows {item_list[repeat[1]]!r} twice")
     in_question = np.zeros(len(lengths), dtype=bool)
     in_question[question[codes == winner_codes[question]]] = True
     if not in_question.all():
