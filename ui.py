@@ -102,7 +102,7 @@ def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
 @st.cache_resource(show_spinner=False, max_entries=20_000)
 def _plan(version: str, seed: int, _loaded: LoadedStudy) -> list[Question]:
     """An evaluator's plan, computed once per process (it is a pure function of the study and the seed)."""
-    return plan(_loaded.study, _loaded.pools, seed)
+    return plan(_loaded.study, _loaded.pools, seed, _loaded.item_sets)
 
 
 def load() -> tuple[LoadedStudy, Store]:

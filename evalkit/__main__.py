@@ -20,6 +20,7 @@ from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
 from .sampling import PlanError, plan
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
+from .tasks import kind_of
 
 
 def database_secret() -> str | None:
@@ -79,12 +80,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             items = loaded.items[task.id]
             print(f"Task {task.id!r} (rating): {len(items)} items in {task.items.name}, "
                   f"{len(task.metrics)} metrics, at least {task.min_items} item(s) per evaluator")
+        elif kind_of(task.kind).source == "items":
+            print(f"Task {task.id!r} ({task.kind}): {kind_of(task.kind).outline(task, loaded.item_sets)}")
         else:
             print(f"Task {task.id!r} ({task.kind}): {len(task.slots())} questions, selection {task.selection}, "
                   f"order {task.order}")
     unmatched = total = 0
     for seed in range(args.samples):
-        questions = plan(study, pools, seed)
+        questions = plan(study, pools, seed, loaded.item_sets)
         total += len(questions)
         unmatched += sum(not q.matched for q in questions)
     warnings: list[str] = []
@@ -110,7 +113,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Print one evaluator's plan as JSON, sources included (for audit)."""
     loaded = _open(args.config)
-    questions = plan(loaded.study, loaded.pools, args.seed)
+    questions = plan(loaded.study, loaded.pools, args.seed, loaded.item_sets)
     out = {"study": loaded.study.title, "version": loaded.version, "seed": args.seed,
            "questions": [q.as_dict(with_sources=True) for q in questions]}
     json.dump(out, sys.stdout, indent=2, ensure_ascii=False)

@@ -33,6 +33,7 @@ from .datasets import (
     read_file_bytes,
     review_counts,
 )
+from .items import ItemSet, load_items
 from .store import Database, StoreError, resolve_database
 from .tasks import KINDS, Common, PairwiseTask, RatingTask, Task, TripletTask, known_kinds
 from .tasks.base import ConfigError, Table, type_name
@@ -143,21 +144,25 @@ class Study:
                 return t
         raise KeyError(task_id)
 
+    def pool_slots(self) -> list[tuple[str, tuple[tuple[str, ...], str]]]:
+        """(task id, (sources, domain)) of every question any task draws from the review pools."""
+        return [(t.id, slot) for t in self.tasks for slot in KINDS[t.kind].pool_slots(t)]
+
     @property
     def sources(self) -> list[str]:
-        """Every source named by a sampled task, in first-use order."""
+        """Every source named by a task that draws from the review pools, in first-use order."""
         out: list[str] = []
-        for task in self.sampled_tasks:
-            for sources, _ in task.slots():
-                out.extend(s for s in sources if s not in out)
+        for _, (sources, _domain) in self.pool_slots():
+            out.extend(s for s in sources if s not in out)
         return out
 
     @property
     def domains(self) -> list[str]:
-        """Every domain named by a sampled task, in first-use order."""
+        """Every domain named by a task that draws from the review pools, in first-use order."""
         out: list[str] = []
-        for task in self.sampled_tasks:
-            out.extend(d for _, d in task.slots() if d not in out)
+        for _, (_sources, d) in self.pool_slots():
+            if d not in out:
+                out.append(d)
         return out
 
 
@@ -278,7 +283,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if dup:
         raise ConfigError(f"{path.name}: [[tasks]]: task id {dup[0]!r} is used by more than one task")
     top.done()
-    known = [d for t in tasks if KINDS[t.kind].source == "pools" for _, d in t.slots()]  # type: ignore[union-attr]
+    known = [d for t in tasks for _, d in KINDS[t.kind].pool_slots(t)]
     for key in domain_names:
         if key not in known:
             near = difflib.get_close_matches(key, sorted(set(known)), n=1)
@@ -297,11 +302,10 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
 def needed_reviews(study: Study) -> dict[tuple[str, str], dict[str, int]]:
     """Reviews one evaluator's plan draws per (source, domain), broken down by task id."""
     need: dict[tuple[str, str], dict[str, int]] = {}
-    for task in study.sampled_tasks:
-        for sources, domain in task.slots():
-            for s in sources:
-                per_task = need.setdefault((s, domain), {})
-                per_task[task.id] = per_task.get(task.id, 0) + 1
+    for task_id, (sources, domain) in study.pool_slots():
+        for s in sources:
+            per_task = need.setdefault((s, domain), {})
+            per_task[task_id] = per_task.get(task_id, 0) + 1
     return need
 
 
@@ -312,18 +316,17 @@ def check_pools(study: Study, pools: Mapping[tuple[str, str], list[Any]]) -> Non
     eligible reviews that no evaluator's plan repeats a review.
     """
     name = study.path.name
-    for task in study.sampled_tasks:
-        for sources, domain in task.slots():
-            for s in sources:
-                if (s, domain) not in pools:
-                    expected = f"{s}-{domain}s.xml"
-                    have = sorted({d for (src, d) in pools if src == s})
-                    why = (f"source {s!r} has files for {have} only" if have
-                           else f"no dataset file names source {s!r}")
-                    raise ConfigError(
-                        f"{name}: [[tasks]] id {task.id!r}: source {s!r} in domain {domain!r} has no dataset "
-                        f"file: expected {study.datasets / expected} ({why})"
-                    )
+    for task_id, (sources, domain) in study.pool_slots():
+        for s in sources:
+            if (s, domain) not in pools:
+                expected = f"{s}-{domain}s.xml"
+                have = sorted({d for (src, d) in pools if src == s})
+                why = (f"source {s!r} has files for {have} only" if have
+                       else f"no dataset file names source {s!r}")
+                raise ConfigError(
+                    f"{name}: [[tasks]] id {task_id!r}: source {s!r} in domain {domain!r} has no dataset "
+                    f"file: expected {study.datasets / expected} ({why})"
+                )
     for (s, d), per_task in needed_reviews(study).items():
         total = sum(per_task.values())
         have = len(pools[(s, d)])
@@ -351,6 +354,8 @@ class LoadedStudy:
     pools: Pools
     items: dict[str, list[RatingItem]]
     version: str
+    #: the items files of compare / score / rank / realfake tasks, by resolved path (indexes built)
+    item_sets: dict[Path, ItemSet] = field(default_factory=dict)
 
 
 def study_summary(study: Study) -> dict[str, Any]:
@@ -366,6 +371,7 @@ def study_version(study: Study) -> str:
     h.update(study.consent_text.encode("utf-8"))
     paths = sorted(dataset_files(study.datasets).values())
     paths += sorted({t.items for t in study.tasks if isinstance(t, RatingTask)})
+    paths += sorted({p for t in study.tasks for p in KINDS[t.kind].items_files(t)} - set(paths))
     for p in paths:
         h.update(p.name.encode("utf-8") + b"\0")
         with open(p, "rb") as fh:
@@ -395,7 +401,14 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
                     f"{study.path.name}: [[tasks]] id {task.id!r}: key 'min_items' asks for {task.min_items} "
                     f"items but {task.items.name} holds only {len(items[task.id])}"
                 )
-    return LoadedStudy(study=study, pools=pools, items=items, version=study_version(study))
+    item_sets: dict[Path, ItemSet] = {}
+    for task in study.tasks:
+        kind = KINDS[task.kind]
+        for file in kind.items_files(task):
+            if file not in item_sets:
+                item_sets[file] = load_items(file)
+        kind.check(task, study.path, item_sets)
+    return LoadedStudy(study=study, pools=pools, items=items, version=study_version(study), item_sets=item_sets)
 
 
 __all__ += ["DatasetError", "study_version"]

@@ -77,7 +77,7 @@ class ItemSet(Sequence[Item]):
     threads asking at once may both compute them; the results are equal). Treat it as read-only.
     """
 
-    __slots__ = ("_by_system", "_system_set", "_with_all", "index", "items", "path", "systems")
+    __slots__ = ("_by_system", "_candidates", "_system_set", "_with_all", "index", "items", "path", "systems")
 
     def __init__(self, path: Path, items: Sequence[Item], index: Mapping[str, int], systems: Sequence[str]) -> None:
         self.path = path
@@ -89,6 +89,7 @@ class ItemSet(Sequence[Item]):
         self._system_set = frozenset(self.systems)
         self._by_system: Mapping[str, tuple[int, ...]] | None = None
         self._with_all: dict[frozenset[str], tuple[int, ...]] = {}
+        self._candidates: dict[frozenset[str], tuple[int, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.items)
@@ -134,6 +135,23 @@ class ItemSet(Sequence[Item]):
             found = self._compute_with_all(key)
             self._with_all[key] = found
         return found
+
+    def candidates(self, systems: Iterable[str]) -> tuple[int, ...]:
+        """:meth:`with_all` without the attention-check items (those with a ``check``): what a plan draws from.
+
+        Cached per set of names, like :meth:`with_all`.
+        """
+        key = frozenset(systems)
+        found = self._candidates.get(key)
+        if found is None:
+            items = self.items
+            found = tuple(p for p in self.with_all(key) if items[p].check is None)
+            self._candidates[key] = found
+        return found
+
+    def regular_systems(self) -> tuple[str, ...]:
+        """The systems with an output in at least one item that is not an attention check, in file order."""
+        return tuple(name for name in self.systems if self.candidates((name,)))
 
     def _compute_with_all(self, names: frozenset[str]) -> tuple[int, ...]:
         by_system, n = self.by_system, len(self.items)

@@ -41,10 +41,15 @@ import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from .config import BiasControls, PairwiseTask, RatingTask, Study, TripletTask
 from .datasets import PoolIndex, Pools, RatingItem, Review
+from .items import ItemSet
 from .rng import Mulberry32, derive_seed, shuffle
+from .tasks import KINDS
+from .tasks.base import PlanInputs
+from .tasks.itemsource import PlanError as ItemsPlanError
 from .truncation import normalise_lengths, truncation_factors
 
 __all__ = ["LABELS", "PlanError", "Question", "item_order", "plan", "questions_by_task"]
@@ -53,8 +58,8 @@ LABELS = string.ascii_uppercase
 _REJECTION_TRIES = 16
 
 
-class PlanError(Exception):
-    """The pools cannot fill the plan (e.g. a pool ran out of unused reviews)."""
+PlanError = ItemsPlanError
+"""The pools or items cannot fill the plan (e.g. a pool ran out of unused reviews)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,8 @@ class Question:
     sources: tuple[str, ...]
     texts: tuple[str, ...]
     matched: bool
+    input: str | None = None  # an items question: the item's input, shown above the outputs
+    title: str | None = None  # ... and its heading
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -95,6 +102,10 @@ class Question:
             shown.append(entry)
         out: dict = {"task": self.task, "kind": self.kind, "index": self.index, "domain": self.domain,
                      "texts": shown}
+        if self.input is not None:
+            out["input"] = self.input
+        if self.title is not None:
+            out["title"] = self.title
         if with_sources:
             out.update(slot=self.slot, matched=self.matched)
         return out
@@ -217,13 +228,19 @@ def _select_task(task: TripletTask | PairwiseTask, selector: _Selector, rng: Mul
     return out
 
 
-def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int) -> list[Question]:
-    """The evaluator's triplet and pairwise questions, task by task, in display order.
+def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
+         items: Mapping[Path, ItemSet] | None = None) -> list[Question]:
+    """The evaluator's questions, task by task (in config order), each task's in display order.
 
-    A pure function of ``(study, pools, seed)``. Pass the :class:`Pools` that
+    A pure function of ``(study, pools, seed, items)``. Pass the :class:`Pools` that
     :func:`evalkit.datasets.load_pools` returns: its length index is built once
     and reused, which makes a plan cost O(questions x log(pool size)).
     Rating blocks have no planned questions (the evaluator picks the items).
+    Kinds whose questions come from items files (``compare``, ``score``, ``rank``,
+    ``realfake``) plan their own, each from its own seeded stream
+    (:mod:`evalkit.tasks.itemsource`), after the triplet and pairwise tasks: so they
+    never change those tasks' questions. ``items`` maps each items file's resolved
+    path to its :class:`~evalkit.items.ItemSet` (:attr:`LoadedStudy.item_sets`).
     """
     if not isinstance(pools, Pools):
         pools = Pools(pools)
@@ -241,8 +258,9 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int)
         if task.selection != "shared":
             selections[task.id] = _select_task(task, selector, rng, study, fix_texts=False)
 
-    questions: list[Question] = []
+    per_task: dict[str, list[Question]] = {}
     for task in tasks:
+        questions = per_task[task.id] = []
         selection = selections[task.id]
         slots = list(range(len(selection)))
         if task.order == "shuffled":
@@ -261,7 +279,16 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int)
                 texts=tuple(texts[p] for p in perm),
                 matched=matched,
             ))
-    return questions
+    own = [t for t in study.tasks if KINDS[t.kind].source == "items"]
+    if own:
+        needed = {path for t in own for path in KINDS[t.kind].items_files(t)}
+        missing = sorted(str(p) for p in needed if items is None or p not in items)
+        if missing:
+            raise PlanError(f"the items files {missing} are not loaded: pass LoadedStudy.item_sets to plan()")
+        inputs = PlanInputs(seed=seed, items=items or {}, draw=selector.draw_any)
+        for task in own:
+            per_task[task.id] = KINDS[task.kind].plan(task, inputs)
+    return [q for t in study.tasks for q in per_task.get(t.id, ())]
 
 
 def item_order(task: RatingTask, items: Sequence[RatingItem], seed: int) -> list[RatingItem]:

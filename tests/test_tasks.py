@@ -16,12 +16,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_registered_kind_is_one_module_with_its_task_class_and_a_renderer() -> None:
-    assert list(tasks.KINDS) == ["triplet", "pairwise", "rating"]
+    assert list(tasks.KINDS) == ["triplet", "pairwise", "rating", "compare", "score", "rank", "realfake"]
     for name, kind in tasks.KINDS.items():
         assert isinstance(kind, TaskKind) and kind.name == name
         module = importlib.import_module(f"evalkit.tasks.{name}")
         assert module.KIND is kind
-        assert kind.source in ("pools", "picked") and kind.summary_line
+        assert kind.source in ("pools", "picked", "items") and kind.summary_line
         renderer = ROOT / "pages" / "tasks" / f"{name}.py"
         assert renderer.is_file(), f"kind {name!r} has no renderer {renderer}"
         defined = {n.name for n in ast.parse(renderer.read_text()).body if isinstance(n, ast.FunctionDef)}

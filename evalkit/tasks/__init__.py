@@ -10,20 +10,26 @@ its line in :data:`KINDS`, its renderer, and tests (README, "Adding a task kind"
 
 from __future__ import annotations
 
-from . import pairwise, rating, triplet
+from . import compare, pairwise, rank, rating, realfake, score, triplet
 from .base import Common, ConfigError, SurveyError, Table, TaskKind
+from .compare import CompareTask
 from .pairwise import PairwiseTask
+from .rank import RankTask
 from .rating import Metric, RatingTask
+from .realfake import RealFakeTask
+from .score import Scale, ScoreTask
 from .triplet import TripletTask
 
-__all__ = ["KINDS", "Common", "ConfigError", "Metric", "PairwiseTask", "RatingTask", "SurveyError", "Table", "Task",
-           "TaskKind", "TripletTask", "kind_of", "known_kinds"]
+__all__ = ["KINDS", "Common", "CompareTask", "ConfigError", "Metric", "PairwiseTask", "RankTask", "RatingTask",
+           "RealFakeTask", "Scale", "ScoreTask", "SurveyError", "Table", "Task", "TaskKind", "TripletTask", "kind_of",
+           "known_kinds"]
 
-Task = TripletTask | PairwiseTask | RatingTask
+Task = TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | RankTask | RealFakeTask
 
 
 #: kind name -> its TaskKind, in the order the README lists them
-KINDS: dict[str, TaskKind] = {module.KIND.name: module.KIND for module in (triplet, pairwise, rating)}
+KINDS: dict[str, TaskKind] = {module.KIND.name: module.KIND
+                              for module in (triplet, pairwise, rating, compare, score, rank, realfake)}
 
 
 def known_kinds() -> str:

@@ -12,16 +12,19 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    from ..datasets import Review
+    from ..items import ItemSet
+    from ..rng import Mulberry32
     from ..sampling import Question
     from ..store import Progress
 
-__all__ = ["ID", "Common", "ConfigError", "SurveyError", "Table", "TaskKind", "type_name"]
+__all__ = ["ID", "Common", "ConfigError", "PlanInputs", "SurveyError", "Table", "TaskKind", "type_name"]
 
 MISSING: Any = object()
 ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -133,11 +136,22 @@ class Common:
     instructions: str
 
 
+@dataclass(frozen=True)
+class PlanInputs:
+    """What a kind that plans its own questions (:meth:`TaskKind.plan`) may draw from, for one evaluator."""
+
+    seed: int
+    items: Mapping[Path, ItemSet]  # the loaded items files, by resolved path
+    #: draws one unused review of (source, domain) from the review pools, shared with the rest of the plan
+    draw: Callable[[str, str, Mulberry32], Review]
+
+
 class TaskKind:
     """One kind of task: a subclass per module of :mod:`evalkit.tasks`, registered under :attr:`name`.
 
     ``source`` says where its questions come from: ``"pools"`` (drawn by :func:`evalkit.sampling.plan`
-    from the review pools, one :class:`~evalkit.sampling.Question` per slot) or ``"picked"`` (the
+    from the review pools, one :class:`~evalkit.sampling.Question` per slot), ``"items"`` (the kind's own
+    :meth:`plan`, from an items file, see :mod:`evalkit.tasks.itemsource`) or ``"picked"`` (the
     evaluator picks items from a list; the plan has no questions for it).
     """
 
@@ -153,6 +167,25 @@ class TaskKind:
     def describe(self, task: Any) -> dict[str, Any]:
         """What the analysis needs to know about the task beyond id, kind and title (JSON-ready)."""
         raise NotImplementedError
+
+    def pool_slots(self, task: Any) -> list[tuple[tuple[str, ...], str]]:
+        """(sources, domain) of every question drawn from the review pools (for the config's pool checks)."""
+        return task.slots() if self.source == "pools" else []
+
+    def items_files(self, task: Any) -> tuple[Path, ...]:
+        """The items files (JSONL of inputs and outputs) this task reads."""
+        return ()
+
+    def check(self, task: Any, file: Path, items: Mapping[Path, ItemSet]) -> None:
+        """ConfigError when the loaded items cannot serve the task (called once, when the study opens)."""
+
+    def outline(self, task: Any, items: Mapping[Path, ItemSet]) -> str:
+        """One line for ``evalkit check``: how many questions an evaluator gets, from where."""
+        return ""
+
+    def plan(self, task: Any, inputs: PlanInputs) -> list[Question]:
+        """This evaluator's questions, for kinds whose ``source`` is ``"items"`` (seeded by ``inputs.seed``)."""
+        return []
 
     def progress(self, task: Any, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
         """(steps in all, steps done) of this task, for the overall progress bar."""

@@ -1,6 +1,6 @@
-"""How a question drawn from the review pools is answered: a choice among its texts (triplet, pairwise),
-or the HELP slider (pairwise). Each function validates the answer on the server, looks the chosen text's
-source up server-side, and stores the answer exactly once."""
+"""How a question is answered by a choice: a choice among its texts (triplet, pairwise, compare), with
+"no preference" (compare), or the HELP slider (pairwise, compare). Each function validates the answer on
+the server, looks the chosen text's source up server-side, and stores the answer exactly once."""
 
 from __future__ import annotations
 
@@ -12,34 +12,44 @@ from .base import SurveyError
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["SLIDER_BUTTONS", "record_choice", "record_slider"]
+__all__ = ["SLIDER_BUTTONS", "TIE", "question_columns", "record_choice", "record_slider"]
 
 SLIDER_BUTTONS = ("accept", "reject")
 
 
-def _common(question: Question) -> dict:
-    return {"kind": question.kind, "slot": question.slot, "domain": question.domain,
-            "sources": list(question.sources), "item_ids": list(question.review_ids), "matched": question.matched}
+#: The stored response of "no preference" (a compare task with ``response = "choice-tie"``).
+TIE = "tie"
 
 
-def _sides(question: Question) -> dict:
-    if question.kind != "pairwise":
-        return {}
-    return {"left_source": question.sources[0], "right_source": question.sources[1]}
+def question_columns(question: Question) -> dict:
+    """What every stored answer says about its question: kind, slot, domain, the sources (systems) in display
+    order, the item ids (an items question's one id, or one review id per text), and for two texts the
+    CERA-style ``left_source`` / ``right_source``."""
+    out = {"kind": question.kind, "slot": question.slot, "domain": question.domain or None,
+           "sources": list(question.sources), "item_ids": list(dict.fromkeys(question.review_ids)),
+           "matched": question.matched}
+    if len(question.sources) == 2:
+        out.update(left_source=question.sources[0], right_source=question.sources[1])
+    return out
 
 
 def record_choice(store: Store, session: Session, question: Question, label: str | None,
-                  time_spent_ms: int | None) -> Answer:
-    """Store a triplet or forced-choice pairwise answer: the chosen display label (A, B, C...).
+                  time_spent_ms: int | None, *, ties: bool = False) -> Answer:
+    """Store a choice among a question's texts: the chosen display label (A, B, C...), or ``"tie"`` when
+    ``ties`` allows "no preference".
 
     The chosen text's source is looked up here, server-side, and stored as
-    ``review_source``; for pairs the left/right sources are stored too.
+    ``review_source`` (None for a tie); for pairs the left/right sources are stored too.
     """
+    if ties and label == TIE:
+        return store.record_answer(session.session_id, question.task, question.index, TIE, review_source=None,
+                                   time_spent_ms=time_spent_ms, **question_columns(question))
     if label is None or label not in question.labels:
-        raise SurveyError("Please choose one of the reviews before continuing.")
+        raise SurveyError(f"Please choose one of the {'reviews' if question.domain else 'responses'} before "
+                          "continuing.")
     return store.record_answer(
         session.session_id, question.task, question.index, label, review_source=question.source_of(label),
-        time_spent_ms=time_spent_ms, **_common(question), **_sides(question))
+        time_spent_ms=time_spent_ms, **question_columns(question))
 
 
 def record_slider(store: Store, session: Session, question: Question, value: int, button: str,
@@ -53,7 +63,7 @@ def record_slider(store: Store, session: Session, question: Question, value: int
     outcome (``left`` / ``right`` / ``positive_draw`` / ``negative_draw``);
     ``review_source`` is the preferred text's source (None for a draw).
     """
-    if question.kind != "pairwise":
+    if len(question.sources) != 2:
         raise SurveyError("The slider is only for pairs.")
     if button not in SLIDER_BUTTONS:
         raise SurveyError(f"Unknown button {button!r}.")
@@ -67,5 +77,4 @@ def record_slider(store: Store, session: Session, question: Question, value: int
         outcome, preferred = ("positive_draw" if button == "accept" else "negative_draw"), None
     return store.record_answer(
         session.session_id, question.task, question.index, str(value), review_source=preferred,
-        time_spent_ms=time_spent_ms, detail={"button": button, "outcome": outcome},
-        **_common(question), **_sides(question))
+        time_spent_ms=time_spent_ms, detail={"button": button, "outcome": outcome}, **question_columns(question))

@@ -1,0 +1,165 @@
+"""Where the questions of ``compare``, ``score``, ``rank`` and ``realfake`` tasks come from: an items file
+(:mod:`evalkit.items`), one item (an input and several systems' outputs) per question.
+
+How a question is *answered* is the kind's business (:mod:`evalkit.tasks.responses`); this module only
+says which item and which systems, in which display order, an evaluator gets.
+
+The plan of one task for one evaluator
+--------------------------------------
+* Its own random stream, ``Mulberry32(derive_seed("evalkit-plan", task id, evaluator seed))``: adding or
+  changing an items task never changes another task's questions (nor the review pools' plan).
+* Systems are *balanced within the evaluator's questions*: the combinations of ``n`` systems (pairs for
+  ``compare``, single systems for ``score`` with one output per question, ...) are dealt in rounds, each
+  round every combination once in a shuffled order, so over ``q`` questions each combination comes
+  ``floor(q / c)`` or ``ceil(q / c)`` times.
+* Positions: for pairs, the first time a pair comes its order is drawn, then it alternates, so each system
+  of a pair is on the left as often as on the right (within one). For three or more outputs the display
+  order is shuffled per question.
+* The item of each question is drawn uniformly among the items that have an output for every system of
+  the combination, never one the evaluator already has in this task, never an attention-check item (one
+  with ``check``). A draw is O(1) expected (rejection from a cached candidate list), so a plan does not
+  grow with the items file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..items import ItemSet
+from ..rng import Mulberry32, derive_seed, shuffle
+from .base import Common, ConfigError, Table
+
+if TYPE_CHECKING:
+    from ..sampling import Question
+
+__all__ = ["ItemsSource", "PlanError", "balanced", "check_source", "items_source", "outline", "plan_items",
+           "systems_of"]
+
+_REJECTION_TRIES = 16
+
+
+class PlanError(Exception):
+    """The items cannot fill an evaluator's plan (fewer eligible items than questions)."""
+
+
+@dataclass(frozen=True)
+class ItemsSource:
+    """The keys of an items-based task that say where its questions come from."""
+
+    items: Path
+    systems: tuple[str, ...]  # () = every system of the file
+    questions: int
+
+
+def items_source(t: Table, common: Common, *, systems_key: bool = True) -> ItemsSource:
+    """Read ``items``, ``systems`` and ``questions`` (the file must exist; its content is checked later)."""
+    rel = t.str("items")
+    path = (common.base / rel).resolve()
+    if not path.is_file():
+        t.fail("items", f"items file {rel!r} not found (looked for {path})")
+    systems: tuple[str, ...] = ()
+    if systems_key and t.get("systems", None) is not None:
+        systems = t.strs("systems")
+        if len(set(systems)) != len(systems):
+            t.fail("systems", f"names a system twice: {list(systems)}")
+    return ItemsSource(items=path, systems=systems, questions=t.int("questions", minimum=1))
+
+
+def systems_of(source: ItemsSource, items: ItemSet) -> tuple[str, ...]:
+    """The systems taking part: the configured ones, or every system with outputs outside attention checks."""
+    return source.systems or items.regular_systems()
+
+
+def check_source(file: Path, task_id: str, source: ItemsSource, items: ItemSet, per_question: int,
+                 combos: Sequence[tuple[str, ...]]) -> None:
+    """ConfigError unless the file has the systems and enough items that no evaluator's plan runs dry."""
+    where = f"{file.name}: [[tasks]] id {task_id!r}"
+    items.check_systems(source.systems, f"{where}: key 'systems'", ConfigError)
+    systems = systems_of(source, items)
+    if len(systems) < per_question:
+        raise ConfigError(f"{where}: needs at least {per_question} systems with outputs, "
+                          f"got {len(systems)} ({', '.join(systems) or 'none'}) in {items.path.name}")
+    need = math.ceil(source.questions / len(combos))
+    for combo in combos:
+        have = len(items.candidates(combo))
+        if have < need:
+            raise ConfigError(
+                f"{where}: key 'questions' = {source.questions} needs up to {need} items with outputs of "
+                f"{' and '.join(combo)}, but {items.path.name} has {have}; ask fewer questions or add items")
+    union = set().union(*(items.candidates(c) for c in combos))
+    if len(union) < source.questions:
+        raise ConfigError(f"{where}: key 'questions' = {source.questions} but {items.path.name} has only "
+                          f"{len(union)} items with the outputs this task shows; ask fewer questions or add items")
+
+
+def outline(source: ItemsSource, items: ItemSet, shown: str) -> str:
+    """``evalkit check``'s line for an items task: questions, file, items, systems, what a question shows."""
+    return (f"{source.questions} questions per evaluator, {shown}, from {items.path.name} ({len(items)} items; "
+            f"systems {', '.join(systems_of(source, items))})")
+
+
+def balanced(combos: Sequence[tuple[str, ...]], questions: int, rng: Mulberry32) -> list[tuple[str, ...]]:
+    """``questions`` combinations dealt in rounds (each round every combination once, shuffled), then put in
+    display order: a pair alternates its order after a random first, larger combinations are shuffled."""
+    dealt: list[tuple[str, ...]] = []
+    while len(dealt) < questions:
+        dealt.extend(shuffle(list(combos), rng))
+    dealt = dealt[:questions]
+    flipped: dict[tuple[str, ...], bool] = {}
+    out: list[tuple[str, ...]] = []
+    for combo in dealt:
+        if len(combo) == 2:
+            flip = flipped[combo] = (not flipped[combo]) if combo in flipped else rng.randbelow(2) == 1
+            out.append((combo[1], combo[0]) if flip else combo)
+        elif len(combo) > 2:
+            out.append(tuple(shuffle(list(combo), rng)))
+        else:
+            out.append(combo)
+    return out
+
+
+def combinations(systems: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    """Every set of ``n`` systems, in config order."""
+    return list(itertools.combinations(systems, n))
+
+
+def task_rng(task_id: str, seed: int) -> Mulberry32:
+    """The random stream of one items task for one evaluator."""
+    return Mulberry32(derive_seed("evalkit-plan", task_id, seed))
+
+
+def plan_items(task_id: str, kind: str, items: ItemSet, shown: Sequence[tuple[str, ...]],
+               rng: Mulberry32) -> list[Question]:
+    """One question per entry of ``shown`` (systems in display order): a fresh item having all their outputs."""
+    from ..sampling import Question  # (sampling imports the config, which imports the task kinds)
+
+    used: set[int] = set()
+    out: list[Question] = []
+    for index, systems in enumerate(shown):
+        candidates = items.candidates(systems)
+        position = -1
+        for _ in range(_REJECTION_TRIES):  # O(1) expected: an evaluator's questions are few next to a file
+            if not candidates:
+                break
+            p = candidates[rng.randbelow(len(candidates))]
+            if p not in used:
+                position = p
+                break
+        if position < 0:
+            free = [p for p in candidates if p not in used]
+            if not free:
+                raise PlanError(f"task {task_id!r}: no unused item left with outputs of {', '.join(systems)} "
+                                f"in {items.path.name} ({len(candidates)} in all)")
+            position = free[rng.randbelow(len(free))]
+        used.add(position)
+        item = items[position]
+        out.append(Question(
+            task=task_id, kind=kind, index=index, slot=position, domain="", review_ids=(item.id,) * len(systems),
+            sources=tuple(systems), texts=tuple(item.outputs[s] for s in systems), matched=True,
+            input=item.input or None, title=item.title))
+    return out

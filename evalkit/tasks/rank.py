@@ -1,0 +1,122 @@
+"""Kind ``rank``: n outputs of one item side by side, the item's input above them; the evaluator picks the
+best (``response = "best"``, best-of-N) or orders them all (``response = "ranking"``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .base import Common, PlanInputs, SurveyError, Table, TaskKind
+from .itemsource import (
+    ItemsSource,
+    balanced,
+    check_source,
+    combinations,
+    items_source,
+    outline,
+    plan_items,
+    systems_of,
+    task_rng,
+)
+from .responses import question_columns
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ..items import ItemSet
+    from ..sampling import Question
+    from ..store import Answer, Session, Store
+
+__all__ = ["KIND", "RankTask", "record_rank"]
+
+
+@dataclass(frozen=True)
+class RankTask:
+    """Best-of-N or a full ranking of ``outputs_per_question`` outputs of one item (0: every system)."""
+
+    id: str
+    title: str
+    instructions: str
+    question: str
+    source: ItemsSource
+    response: Literal["best", "ranking"] = "best"
+    outputs_per_question: int = 0
+    kind: Literal["rank"] = "rank"
+
+    def shown(self, systems: tuple[str, ...]) -> int:
+        """How many outputs a question shows, given the task's systems."""
+        return self.outputs_per_question or len(systems)
+
+
+class RankKind(TaskKind):
+    """n outputs of one item: the best one, or all of them in order."""
+
+    name = "rank"
+    source = "items"
+    summary_line = ("n systems' outputs for one item's input (items file); pick the best (best-of-N) or rank "
+                    "them all")
+
+    def parse(self, t: Table, common: Common) -> RankTask:
+        source = items_source(t, common)
+        if source.systems and len(source.systems) < 2:
+            t.fail("systems", "needs at least two systems to rank")
+        n = t.int("outputs_per_question", 0, minimum=0)
+        if n == 1:
+            t.fail("outputs_per_question", "must be at least 2 (or 0: every system)")
+        if source.systems and n > len(source.systems):
+            t.fail("outputs_per_question", f"({n}) is more than the {len(source.systems)} systems")
+        response = t.choice("response", ("best", "ranking"), "best")
+        default = "Which response is best?" if response == "best" else "Order the responses from best to worst."
+        return RankTask(id=common.id, title=common.title, instructions=common.instructions, source=source,
+                        question=t.str("question", default), response=response, outputs_per_question=n)
+
+    def describe(self, task: RankTask) -> dict[str, Any]:
+        return {"systems": list(task.source.systems), "response": task.response,
+                "questions": task.source.questions, "outputs_per_question": task.outputs_per_question}
+
+    def outline(self, task: RankTask, items: Mapping[Path, ItemSet]) -> str:
+        its = items[task.source.items]
+        n = task.shown(systems_of(task.source, its))
+        return outline(task.source, its, f"{n} outputs, {'the best' if task.response == 'best' else 'a ranking'}")
+
+    def items_files(self, task: RankTask) -> tuple[Path, ...]:
+        return (task.source.items,)
+
+    def check(self, task: RankTask, file: Path, items: Mapping[Path, ItemSet]) -> None:
+        its = items[task.source.items]
+        systems = systems_of(task.source, its)
+        n = task.shown(systems)
+        check_source(file, task.id, task.source, its, max(n, 2), combinations(systems, n))
+
+    def plan(self, task: RankTask, inputs: PlanInputs) -> list[Question]:
+        its = inputs.items[task.source.items]
+        rng = task_rng(task.id, inputs.seed)
+        systems = systems_of(task.source, its)
+        shown = balanced(combinations(systems, task.shown(systems)), task.source.questions, rng)
+        return plan_items(task.id, self.name, its, shown, rng)
+
+
+def record_rank(store: Store, session: Session, task: RankTask, question: Question, order: Sequence[str] | None,
+                time_spent_ms: int | None) -> Answer:
+    """Store a best-of-N answer (``order`` = [the best label]) or a full ranking (every label once, best
+    first), exactly once. Response: the best label, or the labels best first joined by ``>`` (``"B>A>C"``);
+    ``review_source``: the best output's system; ``detail["ranking"]``: the systems best first."""
+    labels = question.labels
+    given = list(order or [])
+    if task.response == "best":
+        if len(given) != 1 or given[0] not in labels:
+            raise SurveyError("Please choose the best response before continuing.")
+        response = given[0]
+    else:
+        if sorted(given) != sorted(labels):
+            raise SurveyError(f"Please give every response ({', '.join(labels)}) its own place in the ranking.")
+        response = ">".join(given)
+    ranking = [question.source_of(label) for label in given]
+    return store.record_answer(
+        session.session_id, question.task, question.index, response, review_source=ranking[0],
+        time_spent_ms=time_spent_ms, detail={"ranking": ranking} if task.response == "ranking" else {},
+        **question_columns(question))
+
+
+KIND = RankKind()

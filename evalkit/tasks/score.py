@@ -1,0 +1,197 @@
+"""Kind ``score``: absolute ratings of systems' outputs on one or more scales (Likert levels with anchor texts,
+or a direct-assessment slider), one output per question or several of one item side by side (Pearmut's
+listwise view), optionally with a comment or a post-edit of each output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .base import Common, PlanInputs, SurveyError, Table, TaskKind
+from .itemsource import (
+    ItemsSource,
+    balanced,
+    check_source,
+    combinations,
+    items_source,
+    outline,
+    plan_items,
+    systems_of,
+    task_rng,
+)
+from .responses import question_columns
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ..items import ItemSet
+    from ..sampling import Question
+    from ..store import Answer, Session, Store
+
+__all__ = ["KIND", "Scale", "ScoreTask", "missing_scores", "record_scores"]
+
+TextField = Literal["none", "comment", "post-edit"]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One scale: ``likert`` (levels 1..len(anchors), each shown with its anchor) or ``slider`` (min..max)."""
+
+    id: str
+    label: str
+    type: Literal["likert", "slider"]
+    anchors: tuple[str, ...] = ()
+    min: int = 0
+    max: int = 100
+
+    @property
+    def low(self) -> int:
+        """The lowest allowed score."""
+        return 1 if self.type == "likert" else self.min
+
+    @property
+    def high(self) -> int:
+        """The highest allowed score."""
+        return len(self.anchors) if self.type == "likert" else self.max
+
+
+@dataclass(frozen=True)
+class ScoreTask:
+    """Absolute scores of outputs, ``outputs_per_question`` of one item per question, on every scale."""
+
+    id: str
+    title: str
+    instructions: str
+    question: str
+    source: ItemsSource
+    scales: tuple[Scale, ...]
+    outputs_per_question: int = 1
+    textfield: TextField = "none"
+    kind: Literal["score"] = "score"
+
+
+def _scale(data: Any, file: Path, where: str) -> Scale:
+    t = Table(data, file, where)
+    scale_id = t.ident("id")
+    label = t.str("label", scale_id.replace("_", " ").capitalize())
+    kind = t.choice("type", ("likert", "slider"))
+    if kind == "likert":
+        anchors = t.strs("anchors")
+        if len(anchors) < 2:
+            t.fail("anchors", "needs at least two levels (one anchor text per level)")
+        scale = Scale(scale_id, label, "likert", anchors=anchors)
+    else:
+        low, high = t.int("min", 0), t.int("max", 100)
+        if low >= high:
+            t.fail("max", f"must be greater than min ({low}), got {high}")
+        scale = Scale(scale_id, label, "slider", min=low, max=high)
+    t.done()
+    return scale
+
+
+class ScoreKind(TaskKind):
+    """Absolute scores of outputs; systems balanced within an evaluator's questions."""
+
+    name = "score"
+    source = "items"
+    summary_line = ("absolute scores (Likert levels with anchors, or a 0-100 slider) of systems' outputs for an "
+                    "item's input (items file), one at a time or several side by side")
+
+    def parse(self, t: Table, common: Common) -> ScoreTask:
+        source = items_source(t, common)
+        per_question = t.int("outputs_per_question", 1, minimum=1)
+        if source.systems and per_question > len(source.systems):
+            t.fail("outputs_per_question", f"({per_question}) is more than the {len(source.systems)} systems")
+        raw = t.get("scales")
+        if not isinstance(raw, list) or not raw:
+            t.fail("scales", "needs at least one [[tasks.scales]] table (id, type, and anchors or min/max)")
+        scales = tuple(_scale(s, common.file, f"{common.label} scale #{k}") for k, s in enumerate(raw, start=1))
+        ids = [s.id for s in scales]
+        if len(set(ids)) != len(ids):
+            t.fail("scales", f"scale ids must be unique, got {ids}")
+        return ScoreTask(
+            id=common.id, title=common.title, instructions=common.instructions, source=source, scales=scales,
+            question=t.str("question", "How good is this response?" if per_question == 1 else
+                           "How good is each response?"),
+            outputs_per_question=per_question, textfield=t.choice("textfield", ("none", "comment", "post-edit"),
+                                                                  "none"))
+
+    def describe(self, task: ScoreTask) -> dict[str, Any]:
+        return {"systems": list(task.source.systems), "questions": task.source.questions,
+                "outputs_per_question": task.outputs_per_question, "textfield": task.textfield,
+                "scales": [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high}
+                           for s in task.scales]}
+
+    def outline(self, task: ScoreTask, items: Mapping[Path, ItemSet]) -> str:
+        n = task.outputs_per_question
+        what = "one output" if n == 1 else f"{n} outputs side by side"
+        return outline(task.source, items[task.source.items], f"{what}, scales {', '.join(s.id for s in task.scales)}")
+
+    def items_files(self, task: ScoreTask) -> tuple[Path, ...]:
+        return (task.source.items,)
+
+    def check(self, task: ScoreTask, file: Path, items: Mapping[Path, ItemSet]) -> None:
+        its = items[task.source.items]
+        n = task.outputs_per_question
+        check_source(file, task.id, task.source, its, n, combinations(systems_of(task.source, its), n))
+
+    def plan(self, task: ScoreTask, inputs: PlanInputs) -> list[Question]:
+        its = inputs.items[task.source.items]
+        rng = task_rng(task.id, inputs.seed)
+        combos = combinations(systems_of(task.source, its), task.outputs_per_question)
+        return plan_items(task.id, self.name, its, balanced(combos, task.source.questions, rng), rng)
+
+
+def missing_scores(task: ScoreTask, question: Question,
+                   scores: Mapping[str, Sequence[int | None]]) -> list[tuple[int, Scale]]:
+    """(position, scale) of every score not given yet, in display order (an untouched slider is not a score)."""
+    return [(k, scale) for k in range(len(question.texts)) for scale in task.scales
+            if _at(scores.get(scale.id), k) is None]
+
+
+def _at(values: Sequence[int | None] | None, k: int) -> int | None:
+    return values[k] if values is not None and k < len(values) else None
+
+
+def record_scores(store: Store, session: Session, task: ScoreTask, question: Question,
+                  scores: Mapping[str, Sequence[int | None]], texts: Sequence[str] | None,
+                  time_spent_ms: int | None) -> Answer:
+    """Store every score of a question (each scale for each output, in display order), exactly once.
+
+    ``scores`` maps a scale id to one value per output; all must be given and in range (SurveyError naming
+    the first missing one otherwise). ``texts`` are the comments (``textfield = "comment"``, may be blank)
+    or the post-edits (``"post-edit"``, pre-filled with the output) in display order. Stored: response
+    ``"scored"``, the systems as sources (``review_source`` too for one output), ``detail`` =
+    ``{"scores": {scale: [value per output]}, "texts": [...], "edited": [...]}``.
+    """
+    n = len(question.texts)
+    letters = question.labels
+    missing = missing_scores(task, question, scores)
+    if missing:
+        k, scale = missing[0]
+        what = "move the slider" if scale.type == "slider" else "choose a level"
+        where = f" for response {letters[k]}" if n > 1 else ""
+        raise SurveyError(f"Please {what} for '{scale.label}'{where} before continuing.")
+    clean: dict[str, list[int]] = {}
+    for scale in task.scales:
+        values = list(scores[scale.id])[:n]
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int) or not scale.low <= v <= scale.high:
+                raise SurveyError(f"'{scale.label}' takes whole numbers from {scale.low} to {scale.high}.")
+        clean[scale.id] = values
+    detail: dict[str, Any] = {"scores": clean}
+    if task.textfield != "none":
+        given = list(texts or [])
+        if len(given) != n or not all(isinstance(x, str) for x in given):
+            raise SurveyError("Please fill in the text box of every response.")
+        detail["texts"] = given
+        if task.textfield == "post-edit":
+            detail["edited"] = [given[k] != question.texts[k] for k in range(n)]
+    return store.record_answer(
+        session.session_id, question.task, question.index, "scored",
+        review_source=question.sources[0] if n == 1 else None, time_spent_ms=time_spent_ms, detail=detail,
+        **question_columns(question))
+
+
+KIND = ScoreKind()
