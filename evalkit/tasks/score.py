@@ -103,7 +103,7 @@ class ScoreKind(TaskKind):
         per_question = t.int("outputs_per_question", 1, minimum=1)
         if source.systems and per_question > len(source.systems):
             t.fail("outputs_per_question", f"({per_question}) is more than the {len(source.systems)} systems")
-        raw = t.get("scales")
+        raw = t.get("scales", None)
         if not isinstance(raw, list) or not raw:
             t.fail("scales", "needs at least one [[tasks.scales]] table (id, type, and anchors or min/max)")
         scales = tuple(_scale(s, common.file, f"{common.label} scale #{k}") for k, s in enumerate(raw, start=1))
