@@ -20,7 +20,7 @@ from .sampling import Question
 from .store import Progress, Session
 from .tasks import kind_of
 from .tasks.base import SurveyError
-from .tasks.rating import RatingTask, dot_graph, finish_rating, missing_scores, record_item_rating
+from .tasks.rating import dot_graph, finish_rating, missing_scores, record_item_rating
 from .tasks.responses import SLIDER_BUTTONS, record_choice, record_slider
 
 __all__ = [
@@ -93,17 +93,10 @@ def progress_label(step: Step, what: str = "Question") -> tuple[float, str]:
     """
     fraction = step.answered / step.total if step.total else 1.0
     fraction = 1.0 if step.kind == "done" else min(fraction, 1.0)
-    if step.kind == "rating":
-        assert isinstance(step.task, RatingTask)
-        need = step.task.min_items
-        if len(step.rated) < need:
-            label = f"{what} {step.index + 1} of at least {need}"
-        else:
-            label = f"{what} {step.index + 1} (optional: the {need} required {'is' if need == 1 else 'are'} done)"
-    elif step.kind == "done":
+    if step.task is None:
         label = "Finished"
     else:
-        label = f"{what} {step.index + 1} of {step.n_questions}"
+        label = kind_of(step.kind).step_label(step.task, step.index, step.n_questions, len(step.rated), what)
     percent = 100 if step.kind == "done" else min(math.floor(100 * fraction), 99)
     return fraction, f"{label} · {percent}% of the study done"
 

@@ -179,6 +179,10 @@ class TaskKind:
     def check(self, task: Any, file: Path, items: Mapping[Path, ItemSet]) -> None:
         """ConfigError when the loaded items cannot serve the task (called once, when the study opens)."""
 
+    def step_label(self, task: Any, index: int, n_questions: int, rated: int, what: str) -> str:
+        """The progress bar's text for the step at ``index`` (``rated``: items rated so far, picked kinds)."""
+        return f"{what} {index + 1} of {n_questions}"
+
     def outline(self, task: Any, items: Mapping[Path, ItemSet]) -> str:
         """One line for ``evalkit check``: how many questions an evaluator gets, from where."""
         return ""

@@ -108,6 +108,13 @@ class RatingKind(TaskKind):
         return {"metrics": [{"id": m.id, "label": m.label, "scale": len(m.anchors)} for m in task.metrics],
                 "familiarity": task.familiarity is not None, "min_items": task.min_items}
 
+    def step_label(self, task: RatingTask, index: int, n_questions: int, rated: int, what: str) -> str:
+        """How many items are still required, or that the next one is optional once ``min_items`` are rated."""
+        need = task.min_items
+        if rated < need:
+            return f"{what} {index + 1} of at least {need}"
+        return f"{what} {index + 1} (optional: the {need} required {'is' if need == 1 else 'are'} done)"
+
     def progress(self, task: RatingTask, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
         """The required items, then "finish"."""
         if task.id in progress.finished:
