@@ -1,7 +1,7 @@
 """Run every benchmark and print its Markdown section (the figures quoted in the README).
 
     python bench/run.py            # all of them (about 10 minutes on 2 cores)
-    python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items
+    python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items plan_items
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items"]
+BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "plan_items"]
 
 
 def main() -> int:
