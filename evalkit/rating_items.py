@@ -287,8 +287,8 @@ def _entities(f: _Fields) -> tuple[tuple[GraphNode, ...], tuple[tuple[str, str],
             e.fail("label", "must be a non-empty string" + ("" if "label" in raw else " (it is missing)"))
         label = raw["label"]
         if label in seen:
-            e.fail("label", f"{label!r} is also the label of {f.name(f'entities[{seen[label]}]')}; relationships "
-                            "name entities by their label, so labels must be unique")
+            e.fail("label", f"is {label!r}, which is also the label of {f.name(f'entities[{seen[label]}]')}; "
+                            "relationships name entities by their label, so labels must be unique")
         seen[label] = k
         excerpts: list[Excerpt] = []
         for j, ex in enumerate(e.list("excerpts", required=False)):

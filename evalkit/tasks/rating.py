@@ -341,7 +341,7 @@ def dot_graph(item: RatingItem, *, width: int = 24, excerpt: int = 110) -> str:
     for k, node in enumerate(item.nodes):
         ids[node.id] = f"n{k}"
         label, body = _abbreviate(node.label, excerpt), _abbreviate(node.text, excerpt)
-        kind = kind_name(node.kind).upper()
+        kind = _abbreviate(kind_name(node.kind), 40).upper()
         if body.startswith(label.rstrip("…")) or not label:  # the text repeats the label: show it once
             text = f"{kind}\n{wrap(body)}"
         else:
