@@ -72,6 +72,8 @@ def test_graphmind_example_study_in_a_browser(start_app, browser, tmp_path: Path
     assert graph_heading(item).startswith("Title → Primary area / Keywords / TL;DR → Claims")
     assert svg.locator("g.node").count() == len(item.nodes)
     assert svg.locator("g.edge").count() == len(item.edges)
+    graph = page.locator(".st-key-paper-graph")
+    assert graph.evaluate("e => e.scrollWidth <= e.clientWidth")  # at 1280 px the whole graph fits
     drawn = " ".join(svg.locator("text").all_text_contents())
     for kind in {n.kind for n in item.nodes}:
         assert kind_name(kind).upper() in drawn, kind
@@ -92,7 +94,6 @@ def test_graphmind_example_study_in_a_browser(start_app, browser, tmp_path: Path
     # a phone: the graph keeps its natural size and scrolls sideways, opening on the title node
     page.set_viewport_size({"width": 390, "height": 900})
     wait_for_app_run(page)
-    graph = page.locator(".st-key-paper-graph")
     graph.scroll_into_view_if_needed()
     natural = float(svg.get_attribute("viewBox").split()[2]) * 4 / 3  # pt -> px
     assert svg.bounding_box()["width"] >= natural - 1 > 390
