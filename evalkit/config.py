@@ -395,7 +395,7 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
     items: dict[str, list[RatingItem]] = {}
     for task in study.tasks:
         if isinstance(task, RatingTask):
-            items[task.id] = load_rating_items(task.items)
+            items[task.id] = load_rating_items(task.items, scale=task.system_label.scale)
             if len(items[task.id]) < task.min_items:
                 raise ConfigError(
                     f"{study.path.name}: [[tasks]] id {task.id!r}: key 'min_items' asks for {task.min_items} "

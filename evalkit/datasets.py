@@ -1,4 +1,4 @@
-"""Dataset loaders: SemEval ABSA review XML (lxml) and rating items (JSONL).
+"""Dataset loaders: SemEval ABSA review XML (lxml); rating items are read by :mod:`evalkit.rating_items`.
 
 Conventions
 -----------
@@ -18,7 +18,6 @@ Conventions
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,15 +28,12 @@ from lxml import etree
 
 __all__ = [
     "DatasetError",
-    "GraphNode",
     "PoolIndex",
     "Pools",
-    "RatingItem",
     "Review",
     "count_reviews",
     "dataset_files",
     "load_pools",
-    "load_rating_items",
     "load_reviews",
     "parse_dataset_name",
 ]
@@ -298,136 +294,6 @@ def load_pools(directory: str | Path, **filters: int) -> Pools:
     return pools
 
 
-# --------------------------------------------------------------------------- rating items
-
-
-@dataclass(frozen=True, slots=True)
-class GraphNode:
-    """A node of an item's hierarchical graph (e.g. title -> claims -> methods -> experiments)."""
-
-    id: str
-    label: str
-    kind: str
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class RatingItem:
-    """One item of a rating block (e.g. a paper and the system's novelty assessment of it)."""
-
-    id: str
-    title: str
-    summary: str
-    rating: int
-    supporting_evidence: tuple[str, ...]
-    contradictory_evidence: tuple[str, ...]
-    key_comparisons: tuple[str, ...]
-    nodes: tuple[GraphNode, ...]
-    edges: tuple[tuple[str, str], ...]
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-
-_ITEM_REQUIRED = ("id", "title", "summary", "rating", "supporting_evidence", "contradictory_evidence",
-                  "key_comparisons", "graph")
-
-
-def _str_list(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise DatasetError(f"{where}: must be a list of non-empty strings")
-    return tuple(v.strip() for v in value)
-
-
-def _parse_item(obj: Any, where: str) -> RatingItem:
-    if not isinstance(obj, dict):
-        raise DatasetError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    missing = [k for k in _ITEM_REQUIRED if k not in obj]
-    if missing:
-        raise DatasetError(f"{where}: missing required field(s): {', '.join(missing)}")
-    for key in ("id", "title", "summary"):
-        if not isinstance(obj[key], str) or not obj[key].strip():
-            raise DatasetError(f"{where}: field {key!r} must be a non-empty string")
-    rating = obj["rating"]
-    if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
-        raise DatasetError(f"{where}: field 'rating' must be an integer from 1 to 5, got {rating!r}")
-    graph = obj["graph"]
-    if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list) or not isinstance(
-        graph.get("edges"), list
-    ):
-        raise DatasetError(f"{where}: field 'graph' must be an object with lists 'nodes' and 'edges'")
-    nodes: list[GraphNode] = []
-    ids: set[str] = set()
-    for k, node in enumerate(graph["nodes"]):
-        if not isinstance(node, dict) or not isinstance(node.get("id"), str) or not isinstance(node.get("label"), str):
-            raise DatasetError(f"{where}: graph.nodes[{k}] must be an object with string 'id' and 'label'")
-        if node["id"] in ids:
-            raise DatasetError(f"{where}: graph.nodes[{k}] repeats node id {node['id']!r}")
-        ids.add(node["id"])
-        nodes.append(GraphNode(id=node["id"], label=node["label"], kind=str(node.get("type", "node")),
-                               text=str(node.get("text", ""))))
-    if not nodes:
-        raise DatasetError(f"{where}: graph.nodes is empty")
-    edges: list[tuple[str, str]] = []
-    for k, edge in enumerate(graph["edges"]):
-        if isinstance(edge, dict):
-            pair = (edge.get("source"), edge.get("target"))
-        elif isinstance(edge, list) and len(edge) == 2:
-            pair = (edge[0], edge[1])
-        else:
-            raise DatasetError(f"{where}: graph.edges[{k}] must be [source, target] or {{source, target}}")
-        for end in pair:
-            if end not in ids:
-                raise DatasetError(f"{where}: graph.edges[{k}] refers to unknown node {end!r}")
-        edges.append((str(pair[0]), str(pair[1])))
-    extra = {k: v for k, v in obj.items() if k not in _ITEM_REQUIRED}
-    return RatingItem(
-        id=obj["id"].strip(),
-        title=obj["title"].strip(),
-        summary=obj["summary"].strip(),
-        rating=rating,
-        supporting_evidence=_str_list(obj["supporting_evidence"], f"{where}: field 'supporting_evidence'"),
-        contradictory_evidence=_str_list(obj["contradictory_evidence"], f"{where}: field 'contradictory_evidence'"),
-        key_comparisons=_str_list(obj["key_comparisons"], f"{where}: field 'key_comparisons'"),
-        nodes=tuple(nodes),
-        edges=tuple(edges),
-        extra=extra,
-    )
-
-
-def load_rating_items(path: str | Path) -> list[RatingItem]:
-    """Load rating items from JSONL: one object per line (blank lines allowed).
-
-    Each object needs ``id``, ``title``, ``summary``, ``rating`` (1-5),
-    ``supporting_evidence``, ``contradictory_evidence``, ``key_comparisons``
-    (lists of strings) and ``graph`` (``{"nodes": [{id, label, type, text}],
-    "edges": [[from, to], ...]}``). Errors name the file and the line.
-    """
-    path = Path(path)
-    raw = read_file_bytes(path, "rating items file", DatasetError)
-    items: list[RatingItem] = []
-    seen: dict[str, int] = {}
-    for lineno, line_bytes in enumerate(raw.splitlines(), start=1):
-        try:
-            line = line_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise DatasetError(f"{path}, line {lineno}: not valid UTF-8 ({exc.reason})") from None
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}, line {lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
-        item = _parse_item(obj, f"{path}, line {lineno}")
-        if item.id in seen:
-            raise DatasetError(f"{path}, line {lineno}: id {item.id!r} was already used on line {seen[item.id]}")
-        seen[item.id] = lineno
-        items.append(item)
-    if not items:
-        raise DatasetError(f"{path}: no rating items (the file is empty)")
-    return items
-
-
 def count_reviews(path: str | Path) -> int:
     """Number of ``<Review>`` elements in a file, eligible or not (for reports)."""
     return sum(1 for _ in _parse_xml(Path(path)).iterchildren("Review"))
@@ -438,3 +304,16 @@ def review_counts(path: str | Path) -> tuple[int, int]:
     reviews = list(_parse_xml(Path(path)).iterchildren("Review"))
     with_text = sum(1 for r in reviews if any((t.text or "").strip() for t in r.iter("text")))
     return len(reviews), with_text
+
+
+_RATING_NAMES = frozenset(("GraphNode", "RatingItem", "load_rating_items"))
+
+
+def __getattr__(name: str) -> Any:
+    """Rating items live in :mod:`evalkit.rating_items` (evalkit's and GraphMind's shapes); their names stay
+    importable from here (loaded on first use: that module imports this one)."""
+    if name in _RATING_NAMES:
+        from . import rating_items
+
+        return getattr(rating_items, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

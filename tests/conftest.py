@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from tests.helpers import SEMEVAL, SEMEVAL_FILES, SHARED_DATA
+from tests.helpers import GRAPHMIND, SEMEVAL, SEMEVAL_FILES, SHARED_DATA
 
 REQUIRE_VARIABLE = "EVALKIT_REQUIRE_SHARED"
 
@@ -23,6 +23,8 @@ def shared_data_problem() -> str | None:
     missing = [name for name in SEMEVAL_FILES if not (SEMEVAL / name).is_file()]
     if missing:
         return f"the shared test data {SEMEVAL} lacks {', '.join(missing)}"
+    if not GRAPHMIND.is_file():
+        return f"the shared test data lacks {GRAPHMIND}"
     return None
 
 

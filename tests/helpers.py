@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"  # beside the checkout in CI; absent in a user's fresh clone
 SEMEVAL = SHARED_DATA / "semeval2016"
 SEMEVAL_FILES = ("ABSA16_Laptops_Train_SB1_v2.xml", "ABSA16_Restaurants_Train_SB1_v2.xml")  # read by the tests
+GRAPHMIND = SHARED_DATA / "graphmind" / "library.json.gz"  # GraphMind's demo output (24 papers), read as it is
 WORDS = ["good", "bad", "fast", "slow", "screen", "food", "room", "staff", "battery", "price", "service", "clean",
          "quiet", "loud", "great", "poor", "really", "quite", "very", "nice", "awful", "fine", "decent", "cheap",
          "bright", "warm", "cold", "fresh", "comfortable"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..datasets import RatingItem
+from ..rating_items import DEFAULT_SCALE, GraphNode, RatingItem
 from ..store import Rating, Session, Store
 from .base import Common, SurveyError, Table, TaskKind
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ..sampling import Question
     from ..store import Progress
 
-__all__ = ["KIND", "Metric", "RatingTask", "dot_graph", "finish_rating", "missing_scores", "record_item_rating"]
+__all__ = ["KIND", "Metric", "RatingTask", "SystemLabel", "dot_graph", "finish_rating", "graph_heading", "graph_layers",
+           "kind_name", "missing_scores", "record_item_rating"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,39 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class SystemLabel:
+    """How the system's own label of an item is read and shown (``[tasks.system_label]``).
+
+    Labels are integers from ``low`` to ``high``; ``names`` (optional) names each, lowest first;
+    ``probability`` introduces the item's probability, shown as a percentage.
+    """
+
+    heading: str = "Novelty rating"
+    low: int = DEFAULT_SCALE[0]
+    high: int = DEFAULT_SCALE[1]
+    names: tuple[str, ...] = ()
+    probability: str = "Probability"
+
+    @property
+    def scale(self) -> tuple[int, int]:
+        """(lowest, highest) label."""
+        return self.low, self.high
+
+    def show(self, label: int) -> str:
+        """The label as evaluators read it: its name, else stars on the default 1..5 scale, else "k (low to high)"."""
+        if self.names:
+            name = self.names[label - self.low]
+            return name if self.high - self.low == 1 else f"{name} ({label} on a scale from {self.low} to {self.high})"
+        if self.scale == DEFAULT_SCALE:
+            return f"{'★' * label}{'☆' * (5 - label)}  {label} / 5"
+        return f"{label} (on a scale from {self.low} to {self.high})"
+
+    def show_probability(self, probability: float) -> str:
+        """``probability`` (0..1) as evaluators read it, e.g. "Probability that the paper is novel: 25%"."""
+        return f"{self.probability}: {probability:.0%}"
+
+
+@dataclass(frozen=True)
 class RatingTask:
     """Rubric ratings of items (e.g. a system's novelty assessment of a paper)."""
 
@@ -47,6 +81,7 @@ class RatingTask:
     familiarity: Metric | None = None
     min_items: int = 1
     suggested_items: int = 3
+    system_label: SystemLabel = SystemLabel()
     kind: Literal["rating"] = "rating"
 
     @property
@@ -68,6 +103,24 @@ def _metric(data: Any, file: Path, where: str) -> Metric:
         t.fail("anchors", "needs at least two levels (one description per score)")
     t.done()
     return metric
+
+
+def _system_label(data: Any, file: Path, where: str) -> SystemLabel:
+    t = Table(data, file, where)
+    default = SystemLabel()
+    heading = t.str("heading", default.heading).strip()
+    scale = t.get("scale", list(default.scale))
+    if (not isinstance(scale, list) or len(scale) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in scale) or scale[0] >= scale[1]):
+        t.fail("scale", f"must be [lowest, highest] label, two integers with lowest < highest (e.g. [0, 1] for a "
+                        f"binary label, [1, 5]); got {scale!r}")
+    low, high = scale
+    names = t.strs("names", [], nonempty=False)
+    if names and len(names) != high - low + 1:
+        t.fail("names", f"needs one name per label from {low} to {high} ({high - low + 1} names), got {len(names)}")
+    probability = t.str("probability", default.probability).strip()
+    t.done()
+    return SystemLabel(heading=heading, low=low, high=high, names=names, probability=probability)
 
 
 class RatingKind(TaskKind):
@@ -97,16 +150,21 @@ class RatingKind(TaskKind):
             familiarity = _metric(fam, common.file, f"{common.label} familiarity")
             if familiarity.id in ids:
                 t.fail("familiarity", f"its id {familiarity.id!r} is also a metric id")
+        raw_label = t.get("system_label", None)
+        system_label = (SystemLabel() if raw_label is None
+                        else _system_label(raw_label, common.file, f"{common.label} system_label"))
         min_items = t.int("min_items", 1, minimum=1)
         suggested = t.int("suggested_items", max(min_items, 3), minimum=1)
         if suggested < min_items:
             t.fail("suggested_items", f"({suggested}) is less than min_items ({min_items})")
         return RatingTask(id=common.id, title=common.title, instructions=common.instructions, items=items,
-                          metrics=metrics, familiarity=familiarity, min_items=min_items, suggested_items=suggested)
+                          metrics=metrics, familiarity=familiarity, min_items=min_items, suggested_items=suggested,
+                          system_label=system_label)
 
     def describe(self, task: RatingTask) -> dict[str, Any]:
         return {"metrics": [{"id": m.id, "label": m.label, "scale": len(m.anchors)} for m in task.metrics],
-                "familiarity": task.familiarity is not None, "min_items": task.min_items}
+                "familiarity": task.familiarity is not None, "min_items": task.min_items,
+                "system_label": {"scale": list(task.system_label.scale), "names": list(task.system_label.names)}}
 
     def step_label(self, task: RatingTask, index: int, n_questions: int, rated: int, what: str) -> str:
         """How many items are still required, or that the next one is optional once ``min_items`` are rated."""
@@ -179,6 +237,67 @@ def finish_rating(store: Store, session: Session, task: RatingTask) -> None:
     store.finish_task(session.session_id, task.id)
 
 
+#: node type -> (name shown, DOT style); other types get a style of _OTHER_STYLES in order of appearance
+_KINDS: dict[str, tuple[str, str]] = {
+    "title": ("Title", 'style="rounded,filled,bold", fillcolor="#dbe7fb", color="#2457a6"'),
+    "primary_area": ("Primary area", 'style="rounded,filled", fillcolor="#eef0f3", color="#4b5563"'),
+    "keyword": ("Keyword", 'style="rounded,filled", fillcolor="#f7f7f8", color="#9ca3af"'),
+    "tldr": ("TL;DR", 'style="rounded,filled", fillcolor="#e3f4f4", color="#1f7a7a"'),
+    "claim": ("Claim", 'style="rounded,filled", fillcolor="#e8f4ea", color="#2f7d3b"'),
+    "method": ("Method", 'style="rounded,filled", fillcolor="#fdf3dc", color="#a66f00"'),
+    "experiment": ("Experiment", 'style="rounded,filled", fillcolor="#f4e8f7", color="#7b3f8c"'),
+}
+_OTHER_STYLES = ('style="rounded,filled", fillcolor="#fde8e8", color="#b42318"',
+                 'style="rounded,filled", fillcolor="#e8eefd", color="#3446a8"',
+                 'style="rounded,filled", fillcolor="#fff4e5", color="#b45309"',
+                 'style="rounded"')
+_NO_PLURAL = {"title", "primary_area", "tldr"}
+
+
+def kind_name(kind: str, plural: bool = False) -> str:
+    """How a node type is named to evaluators: ``tldr`` -> "TL;DR", ``primary_area`` -> "Primary area",
+    ``claim`` -> "Claims" (``plural``); an unknown type with its underscores as spaces."""
+    name = _KINDS[kind][0] if kind in _KINDS else kind.replace("_", " ").strip().capitalize() or "Node"
+    if plural and kind not in _NO_PLURAL and not name.endswith("s"):
+        name += "s"
+    return name
+
+
+def graph_layers(item: RatingItem) -> list[list[str]]:
+    """The node types of an item's graph grouped by depth (fewest edges from a root), roots first, each type
+    once, in order of first appearance within a layer: e.g. [[title], [primary_area, keyword, tldr], [claim],
+    [method], [experiment]]. Nodes no root reaches (a cycle) count one layer below the deepest."""
+    children: dict[str, list[str]] = {}
+    has_parent: set[str] = set()
+    for a, b in item.edges:
+        children.setdefault(a, []).append(b)
+        has_parent.add(b)
+    depth: dict[str, int] = {n.id: 0 for n in item.nodes if n.id not in has_parent}
+    frontier = list(depth)
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for child in children.get(node, ()):
+                if child not in depth:
+                    depth[child] = depth[node] + 1
+                    nxt.append(child)
+        frontier = nxt
+    deepest = max(depth.values(), default=-1) + 1
+    kind_depth: dict[str, int] = {}
+    for n in item.nodes:
+        d = depth.get(n.id, deepest)
+        kind_depth[n.kind] = min(kind_depth.get(n.kind, d), d)
+    layers: dict[int, list[str]] = {}
+    for kind, d in kind_depth.items():  # dicts keep first appearance
+        layers.setdefault(d, []).append(kind)
+    return [layers[d] for d in sorted(layers)]
+
+
+def graph_heading(item: RatingItem) -> str:
+    """The graph's legend, from the node types it has: "Title → Primary area / Keywords / TL;DR → Claims → ..."."""
+    return " → ".join(" / ".join(kind_name(k, plural=True) for k in layer) for layer in graph_layers(item))
+
+
 def _dot_string(text: str) -> str:
     """A DOT double-quoted string. Backslashes and quotes are escaped, so no DOT escape (\\N, \\G, \\l)
     in the text applies; real newlines become DOT's ``\\n`` line breaks."""
@@ -186,41 +305,64 @@ def _dot_string(text: str) -> str:
     return '"' + escaped.replace("\n", "\\n") + '"'
 
 
-_NODE_STYLE = {
-    "title": 'style="rounded,filled,bold", fillcolor="#dbe7fb", color="#2457a6"',
-    "claim": 'style="rounded,filled", fillcolor="#e8f4ea", color="#2f7d3b"',
-    "method": 'style="rounded,filled", fillcolor="#fdf3dc", color="#a66f00"',
-    "experiment": 'style="rounded,filled", fillcolor="#f4e8f7", color="#7b3f8c"',
-}
+def _abbreviate(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters with "…"."""
+    body = " ".join(text.split())
+    if len(body) > limit:
+        body = (body[: limit - 1].rsplit(" ", 1)[0] or body[: limit - 1]) + "…"
+    return body
 
 
-def dot_graph(item: RatingItem, *, width: int = 30, excerpt: int = 110) -> str:
-    """A Graphviz DOT digraph of an item's graph, top-down (title -> claims -> methods -> experiments).
+def node_styles(item: RatingItem) -> dict[str, str]:
+    """Node type -> its DOT style: the known types' own, the others' from a small palette."""
+    styles: dict[str, str] = {}
+    others = 0
+    for n in item.nodes:
+        if n.kind not in styles:
+            if n.kind in _KINDS:
+                styles[n.kind] = _KINDS[n.kind][1]
+            else:
+                styles[n.kind] = _OTHER_STYLES[min(others, len(_OTHER_STYLES) - 1)]
+                others += 1
+    return styles
 
-    Each node shows its kind, its label and an excerpt of its text, wrapped to
-    ``width`` characters. All text is escaped for DOT's quoted strings and no
-    HTML-like labels are used, so node text cannot inject markup; node ids are
-    positional (n0, n1, ...), never taken from the item.
+
+def dot_graph(item: RatingItem, *, width: int = 24, excerpt: int = 110) -> str:
+    """A Graphviz DOT digraph of an item's graph, left to right from its roots (e.g. title -> claims ->
+    methods -> experiments); a node may have several parents.
+
+    Each node shows its type, its label and its text, each abbreviated to ``excerpt`` characters and
+    wrapped to ``width`` (the page lists every node in full). Left to right, the title sits at the left
+    edge, so a phone that scrolls the graph sideways opens on it. All text is escaped for DOT's quoted
+    strings and no HTML-like labels are used, so node text cannot inject markup; node ids are positional
+    (n0, n1, ...), never taken from the item.
     """
     def wrap(text: str) -> str:
         return "\n".join(textwrap.wrap(text, width=width)) or " "
 
-    lines = ["digraph G {", '  rankdir=TB; nodesep=0.25; ranksep=0.45; bgcolor="transparent";',
+    lines = ["digraph G {", '  rankdir=LR; nodesep=0.18; ranksep=0.3; bgcolor="transparent";',
              '  node [shape=box, fontname="Helvetica", fontsize=10, margin="0.12,0.06"];',
              '  edge [color="#6b7280", arrowsize=0.7];']
+    styles = node_styles(item)
     ids = {}
     for k, node in enumerate(item.nodes):
         ids[node.id] = f"n{k}"
-        body = " ".join(node.text.split())
-        if len(body) > excerpt:
-            body = body[: excerpt - 1].rsplit(" ", 1)[0] + "…"
-        if body.startswith(node.label):  # the text repeats the label: show it once
-            label = f"{node.kind.upper()}\n{wrap(body)}"
+        label, body = _abbreviate(node.label, excerpt), _abbreviate(node.text, excerpt)
+        kind = _abbreviate(kind_name(node.kind), 40).upper()
+        if body.startswith(label.rstrip("…")) or not label:  # the text repeats the label: show it once
+            text = f"{kind}\n{wrap(body)}"
         else:
-            label = f"{node.kind.upper()}\n{wrap(node.label)}" + (f"\n\n{wrap(body)}" if body else "")
-        style = _NODE_STYLE.get(node.kind, 'style="rounded"')
-        lines.append(f"  n{k} [label={_dot_string(label)}, {style}];")
+            text = f"{kind}\n{wrap(label)}" + (f"\n\n{wrap(body)}" if body else "")
+        lines.append(f"  n{k} [label={_dot_string(text)}, {styles[node.kind]}];")
     for a, b in item.edges:
         lines.append(f"  {ids[a]} -> {ids[b]};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def full_nodes(item: RatingItem) -> list[tuple[str, list[GraphNode]]]:
+    """Every node of the graph, unabridged, grouped by type in the graph's layer order: [(type, nodes)]."""
+    groups: dict[str, list[GraphNode]] = {k: [] for layer in graph_layers(item) for k in layer}
+    for n in item.nodes:
+        groups[n.kind].append(n)
+    return list(groups.items())

@@ -3,11 +3,24 @@ novelty)."""
 
 from __future__ import annotations
 
+import html
+from collections.abc import Sequence
+from typing import Literal
+
 import streamlit as st
 
 import ui
+from evalkit.rating_items import Evidence, RatingItem, RelatedPaper
 from evalkit.sampling import item_order
-from evalkit.tasks.rating import RatingTask, dot_graph, finish_rating, record_item_rating
+from evalkit.tasks.rating import (
+    RatingTask,
+    dot_graph,
+    finish_rating,
+    full_nodes,
+    graph_heading,
+    kind_name,
+    record_item_rating,
+)
 
 
 def render(ctx: ui.Context) -> None:
@@ -53,28 +66,7 @@ def render(ctx: ui.Context) -> None:
     clock = ui.clock_key(ctx.session, task.id, index, item_id)
     ui.start_clock(clock)
 
-    st.markdown("#### The system's novelty assessment")
-    with st.container(border=True):
-        st.markdown("**Paper**")
-        st.text(item.title)
-        st.markdown("**Summary**")
-        st.text(item.summary)
-        st.markdown("**Novelty rating**")
-        st.text(f"{'★' * item.rating}{'☆' * (5 - item.rating)}  {item.rating} / 5")
-        left, right = st.columns(2)
-        with left:
-            st.markdown("**Supporting evidence** (why it is novel)")
-            for entry in item.supporting_evidence:
-                st.text(f"• {entry}")
-        with right:
-            st.markdown("**Contradictory evidence** (why it may not be)")
-            for entry in item.contradictory_evidence:
-                st.text(f"• {entry}")
-        st.markdown("**Key comparisons** with related work")
-        for entry in item.key_comparisons:
-            st.text(f"• {entry}")
-        st.markdown("**Graph of the paper**: title → claims → methods → experiments")
-        ui.paper_graph(dot_graph(item))
+    assessment(task, item)
 
     st.markdown("#### Your ratings")
     prefix = f"{task.id}-{index}"
@@ -113,3 +105,120 @@ def render(ctx: ui.Context) -> None:
         with c2:
             st.form_submit_button("Save and finish", type="primary", on_click=save, args=(True,), width="stretch",
                                   disabled=not last_needed)
+
+
+# ----------------------------------------------------------------------------- the system's assessment
+# Every text of an item is untrusted (a system's output): it goes through st.text, or html.escape'd into st.html
+# (for a muted or bold line), never into markdown. Only our own labels and the config's headings are markdown.
+
+
+_STYLES = {
+    "muted": "font-size: 0.875rem; color: rgba(49, 51, 63, 0.7);",
+    "bold": "font-weight: 600;",
+    "overline": "font-size: 0.75rem; font-weight: 600; letter-spacing: 0.04em; text-transform: uppercase; "
+                "color: rgba(49, 51, 63, 0.7); margin-top: 0.25rem;",
+}
+
+
+def plain(text: str, style: Literal["muted", "bold", "overline"]) -> None:
+    """Untrusted text as escaped HTML (no markup in it can act), styled as a muted line, bold, or a small
+    upper-case overline."""
+    css = "white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; " + _STYLES[style]
+    st.html(f'<p style="{css}">{html.escape(text)}</p>')
+
+
+def byline(authors: Sequence[str], venue: str, year: int | None) -> str:
+    """ "A, B, C et al. · venue 2024" (as much of it as is known)."""
+    who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+    where = " ".join(x for x in (venue, str(year) if year is not None else "") if x)
+    return " · ".join(x for x in (who, where) if x)
+
+
+def evidence(entries: Sequence[Evidence]) -> None:
+    """Evidence entries, each with the paper it cites and where that came from."""
+    if not entries:
+        st.text("(none)")
+    for e in entries:
+        with st.container(gap=None):  # the cited paper right under its evidence
+            st.text(f"• {e.text}")
+            cite = " · ".join(x for x in (e.paper_title, f"source: {e.source}" if e.source else "") if x)
+            if cite:
+                plain(f"— {cite}", "muted")
+
+
+def related(papers: Sequence[RelatedPaper]) -> None:
+    """The related papers the system retrieved: title, byline, polarity, source, its summary and the abstract."""
+    for k, r in enumerate(papers):
+        if k:
+            st.divider()
+        plain(r.title, "bold")
+        meta = [byline(r.authors, r.venue, r.year), f"polarity: {r.polarity}" if r.polarity else "",
+                f"source: {r.source}" if r.source else "", f"score: {r.score:.2f}" if r.score is not None else ""]
+        plain(" · ".join(x for x in meta if x), "muted")
+        if r.summary:
+            st.text(f"Summary: {r.summary}")
+        if r.abstract:
+            st.text(f"Abstract: {r.abstract}")
+
+
+def graph_nodes(item: RatingItem) -> None:
+    """Every node of the graph, grouped by type, with its whole label and text (the graph abbreviates them) and
+    the passages of the paper it was drawn from. Nodes that are only a label (keywords) share one list."""
+    for kind, nodes in full_nodes(item):
+        plain(kind_name(kind, plural=len(nodes) > 1), "overline")
+        bare = [n for n in nodes if (not n.text or n.text == n.label) and not n.excerpts]
+        if bare:
+            st.text("\n".join(f"• {n.label}" for n in bare))
+        for n in nodes:
+            if n in bare:
+                continue
+            with st.container(gap=None):
+                plain(n.label, "bold")
+                if n.text and n.text != n.label:
+                    st.text(n.text)
+                for ex in n.excerpts:
+                    plain(f"From the paper{f' ({ex.section})' if ex.section else ''}: “{ex.text}”", "muted")
+
+
+def assessment(task: RatingTask, item: RatingItem) -> None:
+    """The system's output for one item: the paper, summary, label, conclusion, evidence, comparisons,
+    related papers and the graph (with every node in full on demand)."""
+    label = task.system_label
+    st.markdown("#### The system's novelty assessment")
+    with st.container(border=True):
+        st.markdown("**Paper**")
+        st.text(item.title)
+        line = byline(item.authors, item.venue, item.year)
+        if line:
+            plain(line, "muted")
+        if item.abstract:
+            with st.expander("Abstract of the paper"):
+                st.text(item.abstract)
+        st.markdown("**Summary**")
+        st.text(item.summary)
+        st.markdown(f"**{label.heading}**")  # trusted: the config's
+        with st.container(gap=None):
+            st.text(label.show(item.rating))
+            if item.probability is not None:
+                st.text(label.show_probability(item.probability))
+        if item.conclusion:
+            st.markdown("**Conclusion**")
+            st.text(item.conclusion)
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Supporting evidence** (why it is novel)")
+            evidence(item.supporting_evidence)
+        with right:
+            st.markdown("**Contradictory evidence** (why it may not be)")
+            evidence(item.contradictory_evidence)
+        st.markdown("**Key comparisons** with related work")
+        for entry in item.key_comparisons:
+            st.text(f"• {entry}")
+        if item.related:
+            with st.expander(f"Related papers the system retrieved ({len(item.related)})"):
+                related(item.related)
+        st.markdown("**Graph of the paper**")
+        st.text(graph_heading(item))  # from the item's node types: untrusted
+        ui.paper_graph(dot_graph(item))
+        with st.expander("Every node of the graph in full"):
+            graph_nodes(item)
