@@ -22,10 +22,10 @@ from pathlib import Path
 from common import HEADER, ROOT, fmt_s, row
 
 sys.path.insert(0, str(ROOT))
-from evalkit.config import open_study  # noqa: E402
-from evalkit.rng import Mulberry32  # noqa: E402
-from evalkit.sampling import Question, plan  # noqa: E402
-from tests.item_study import STUDY, task_block  # noqa: E402
+from evalkit.config import open_study
+from evalkit.rng import Mulberry32
+from evalkit.sampling import Question, plan
+from tests.item_study import STUDY, task_block
 
 SYSTEMS = ("gpt4", "t5", "human")
 
@@ -70,7 +70,7 @@ def main() -> None:
     print(HEADER)
     samples: dict[int, list[float]] = {n: [] for n in sizes}
     floors: list[float] = []
-    items_1k = list(studies[1_000].item_sets.values())[0].items
+    items_1k = next(iter(studies[1_000].item_sets.values())).items
     for seed in range(1, args.seeds + 1):  # sizes in alternation, so all see the same machine load
         for n in sizes:
             s = studies[n]
