@@ -54,26 +54,27 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"Config: {study.path}  (version {loaded.version})")
     print(f"Datasets: {study.datasets}")
     print(f"Database: {describe(study.database)}: {check_database(study.database)}")  # read-only: changes nothing
-    f = study.pool
-    print(f"Pool filters: {f.min_sentences}..{f.max_sentences} sentences (cut to the first {f.max_sentences}), "
-          f"{f.min_chars}..{f.max_chars} characters")
-    need = needed_reviews(study)
-    print()
-    print("Eligible reviews per (source, domain)  [eligible / in file; needed per evaluator]")
-    sources = sorted({s for s, _ in pools})
-    domains = sorted({d for _, d in pools})
-    width = max([len(s) for s in sources] + [6])
-    print(" " * (width + 2) + "".join(f"{d:>22}" for d in domains))
-    for s in sources:
-        cells = []
-        for d in domains:
-            if (s, d) not in pools:
-                cells.append(f"{'-':>22}")
-                continue
-            n_need = sum(need.get((s, d), {}).values())
-            cell = f"{len(pools[(s, d)])} / {count_reviews(pools.files[(s, d)])}; {n_need}"
-            cells.append(f"{cell:>22}")
-        print(f"  {s:<{width}}" + "".join(cells))
+    if study.pool_slots():  # the review pools matter only to tasks that draw from them
+        f = study.pool
+        print(f"Pool filters: {f.min_sentences}..{f.max_sentences} sentences (cut to the first {f.max_sentences}), "
+              f"{f.min_chars}..{f.max_chars} characters")
+        need = needed_reviews(study)
+        print()
+        print("Eligible reviews per (source, domain)  [eligible / in file; needed per evaluator]")
+        sources = sorted({s for s, _ in pools})
+        domains = sorted({d for _, d in pools})
+        width = max([len(s) for s in sources] + [6])
+        print(" " * (width + 2) + "".join(f"{d:>22}" for d in domains))
+        for s in sources:
+            cells = []
+            for d in domains:
+                if (s, d) not in pools:
+                    cells.append(f"{'-':>22}")
+                    continue
+                n_need = sum(need.get((s, d), {}).values())
+                cell = f"{len(pools[(s, d)])} / {count_reviews(pools.files[(s, d)])}; {n_need}"
+                cells.append(f"{cell:>22}")
+            print(f"  {s:<{width}}" + "".join(cells))
     print()
     for task in study.tasks:
         if isinstance(task, RatingTask):
@@ -87,11 +88,12 @@ def cmd_check(args: argparse.Namespace) -> int:
                   f"order {task.order}")
     unmatched = total = 0
     for seed in range(args.samples):
-        questions = plan(study, pools, seed, loaded.item_sets)
+        questions = [q for q in plan(study, pools, seed, loaded.item_sets)  # (every kind's plan is run)
+                     if kind_of(q.kind).source == "pools"]  # only these questions are length-matched
         total += len(questions)
         unmatched += sum(not q.matched for q in questions)
     warnings: list[str] = []
-    if args.samples:
+    if args.samples and total:
         share = unmatched / total if total else 0.0
         print(f"Length matching over {args.samples} sample plans: {unmatched} of {total} questions "
               f"unmatched ({share:.1%})")

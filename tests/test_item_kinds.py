@@ -300,3 +300,19 @@ def test_bad_answers_are_refused_with_a_message_and_store_nothing(tmp_path: Path
     assert missing_scores(task, score_q, {"fluency": [4, None]}) == [
         (0, task.scales[1]), (1, task.scales[0]), (1, task.scales[1])]
     store.close()
+
+
+def test_evalkit_check_outlines_items_tasks_and_skips_the_pool_table(tmp_path: Path) -> None:
+    from tests.test_cli import run
+
+    config = make_items_study(tmp_path, task_block("compare", response="slider"), task_block("rank"))
+    out = run("check", str(config))
+    assert out.returncode == 0, out.stderr
+    assert "Task 'help' (compare): 6 questions per evaluator, two outputs side by side (slider), from items.jsonl " \
+           "(12 items; systems gpt4, t5, human)" in out.stdout
+    assert "Task 'best' (rank): 4 questions per evaluator, 3 outputs, the best" in out.stdout
+    assert "Eligible reviews" not in out.stdout and "unmatched" not in out.stdout
+    out = run("plan", "--seed", "4", "--config", str(config))
+    shown = json.loads(out.stdout)["questions"]
+    assert [q["task"] for q in shown] == ["help"] * 6 + ["best"] * 4
+    assert {t["source"] for t in shown[-1]["texts"]} == {"gpt4", "t5", "human"} and shown[0]["input"]
