@@ -271,6 +271,24 @@ def item_question_header(ctx: Context, question_text: str) -> None:
     item_card(question)
 
 
+def widgets_under_cards(key: str) -> None:
+    """For review_cards drawn inside container ``key`` with widgets added under each card: each card keeps at
+    least its text's height and grows to the tallest column, so the widgets under the cards line up.
+
+    (A card stretched to its row starts from a height of 0, so with widgets under it the column counts the
+    card as empty and the card's text runs over what follows.)
+    """
+    st.html(f"<style>.st-key-{key} [data-testid='stColumn'] > [data-testid='stVerticalBlock'] > "
+            "[data-testid='stLayoutWrapper']:first-child {flex: 1 0 auto;}</style>")
+
+
+def stack_options_on_phone(key: str) -> None:
+    """On a phone (narrow screen), the options of every radio inside container ``key`` stand one per line
+    (a horizontal row of levels that wraps halfway reads as two scales)."""
+    st.html(f"<style>@media (max-width: 640px) {{.st-key-{key} [role='radiogroup'] "
+            "{flex-direction: column; align-items: flex-start;}}</style>")
+
+
 def _align_choice_with_cards(key: str, n: int, extra_row: bool = False) -> None:
     """Lay the radio options of widget ``key`` out as ``n`` equal columns, each under its card; with
     ``extra_row``, the option after the n (e.g. "No preference") gets a row of its own under them.

@@ -36,11 +36,13 @@ def render(ctx: ui.Context) -> None:
 
     n = len(labels)
     with st.form(prefix, border=False):
-        columns = ui.review_cards(question, NOUN)
-        for column, label in zip(columns, labels, strict=True):
-            with column:
-                st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,
-                             format_func=lambda k: place_name(k, n), key=f"{prefix}-place-{label}",
-                             placeholder="Choose a place")
+        with st.container(key=f"{prefix}-places"):
+            columns = ui.review_cards(question, NOUN)
+            for column, label in zip(columns, labels, strict=True):
+                with column:  # the place right under its card (on a phone too)
+                    st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,
+                                 format_func=lambda k: place_name(k, n), key=f"{prefix}-place-{label}",
+                                 placeholder="Choose a place")
+        ui.widgets_under_cards(f"{prefix}-places")
         ui.show_flash()
         st.form_submit_button("Next", type="primary", on_click=ranking)

@@ -27,11 +27,13 @@ def render(ctx: ui.Context) -> None:
 
     with st.form(prefix, border=False):
         ui.text_card("The text", question.texts[0])
-        st.radio("Who wrote this text?", list(ANSWER_LABELS), format_func=ANSWER_LABELS.__getitem__, index=None,
-                 horizontal=True, key=f"{prefix}-answer")
-        if task.confidence:
-            levels = range(1, len(task.confidence) + 1)
-            st.radio("How sure are you?", levels, format_func=lambda k: task.confidence[k - 1], index=None,
-                     horizontal=True, key=f"{prefix}-confidence")
+        with st.container(key=f"{prefix}-answers"):
+            st.radio("Who wrote this text?", list(ANSWER_LABELS), format_func=ANSWER_LABELS.__getitem__,
+                     index=None, horizontal=True, key=f"{prefix}-answer")
+            if task.confidence:
+                levels = range(1, len(task.confidence) + 1)
+                st.radio("How sure are you?", levels, format_func=lambda k: task.confidence[k - 1], index=None,
+                         horizontal=True, key=f"{prefix}-confidence")
+        ui.stack_options_on_phone(f"{prefix}-answers")  # a scale that wraps halfway reads as two
         ui.show_flash()
         st.form_submit_button("Next", type="primary", on_click=submit)

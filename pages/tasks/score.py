@@ -61,9 +61,8 @@ def render(ctx: ui.Context) -> None:
                 for scale in task.scales:
                     _scale(scale, key(scale, k), n, (k, scale.id) in missing)
                 _text_field(task, question.texts[k], f"{prefix}-text-{k}", question.labels[k] if n > 1 else "")
-    # on a phone the Likert levels stand one per line, whatever the wide layout does
-    st.html(f"<style>@media (max-width: 640px) {{.st-key-{prefix}-scores [role='radiogroup'] "
-            "{flex-direction: column; align-items: flex-start;}}</style>")
+    ui.widgets_under_cards(f"{prefix}-scores")
+    ui.stack_options_on_phone(f"{prefix}-scores")  # Likert levels one per line on a phone
     if missing:
         m = len(missing)
         st.error(f"{m} {'score is' if m == 1 else 'scores are'} still missing: "
@@ -81,9 +80,18 @@ def _scale(scale: Scale, key: str, n: int, missing: bool) -> None:
     if scale.type == "slider":
         st.slider(scale.label, min_value=scale.min, max_value=scale.max, value=(scale.min + scale.max) // 2,
                   step=1, key=key, on_change=_moved, args=(key,))
+        moved = st.session_state.get(f"_{key}-moved", False)
+        if not moved:  # greyed out, its number hidden: where it starts does not look like an answer
+            st.html(f"<style>.st-key-{key} [data-testid='stSlider'] [role='group'] "
+                    "{filter: grayscale(1); opacity: 0.55;} "
+                    f".st-key-{key} [data-testid='stSliderThumbValue'] {{visibility: hidden;}}</style>")
+        with st.container(horizontal=True, wrap=False):  # the ends, and whether it counts yet (same height)
+            st.caption(str(scale.min))
+            st.caption("Scored" if moved else "Not scored yet: move the slider", text_alignment="center")
+            st.caption(str(scale.max), text_alignment="right")
         if missing:
-            st.warning(f"Please move this slider to give a score for '{scale.label}': it has not been moved yet, "
-                       "and its starting point is not an answer.")
+            st.warning("This slider has not been moved yet: please drag it to your score (where it starts is not "
+                       "an answer).")
         return
     horizontal = n == 1 and max(len(a) for a in scale.anchors) <= SHORT_ANCHORS
     st.radio(scale.label, range(1, len(scale.anchors) + 1), index=None, key=key, horizontal=horizontal,

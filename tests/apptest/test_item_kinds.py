@@ -172,6 +172,18 @@ def elements(at) -> list[tuple[str, Any]]:
     return out
 
 
+WIDGETS = ("slider", "radio", "selectbox", "text_area", "button")
+
+
+def mark_under(drawn: list[tuple[str, Any]], widget: tuple[str, str]) -> str:
+    """The warning drawn right under ``widget``: after it and its captions, before any other widget."""
+    for kind, value in drawn[drawn.index(widget) + 1:]:
+        if kind == "warning":
+            return value
+        assert kind not in WIDGETS and kind != "error", f"no mark under {widget}: {kind} {value} comes first"
+    raise AssertionError(f"no mark under {widget}")
+
+
 def after_block(at) -> None:
     """The screen after the block: the next task's instructions."""
     assert not at.exception
@@ -268,24 +280,23 @@ def test_score_one_output_likert_and_slider(make_harness, tmp_path) -> None:
     radio = at.radio(key="block-0-fluency-0")
     assert radio.options == ["1 · Broken", "2 · Awkward", "3 · Fine", "4 · Fluent"] and radio.value is None
     assert not at.warning and not at.error  # nothing marked before a click on "Next"
+    assert "Not scored yet: move the slider" in texts(at)  # said from the start, under the slider
 
     button(at, "Next").click().run()  # nothing given: both marked, each right under its widget
     assert not at.exception and h.store.answers() == []
     drawn = elements(at)
-    slider_at = drawn.index(("slider", "block-0-overall-0"))
-    radio_at = drawn.index(("radio", "block-0-fluency-0"))
-    assert drawn[slider_at + 1][0] == "warning" and "has not been moved yet" in drawn[slider_at + 1][1]
-    assert drawn[radio_at + 1][0] == "warning" and "choose a level for 'Fluency'" in drawn[radio_at + 1][1]
+    assert "has not been moved yet" in mark_under(drawn, ("slider", "block-0-overall-0"))
+    assert "choose a level for 'Fluency'" in mark_under(drawn, ("radio", "block-0-fluency-0"))
     assert "2 scores are still missing" in at.error[0].value
 
     at.radio(key="block-0-fluency-0").set_value(3).run()  # the Likert mark goes; the untouched slider stays
     assert [w.value for w in at.warning] == [
-        "Please move this slider to give a score for 'Overall quality': it has not been moved yet, and its "
-        "starting point is not an answer."]
+        "This slider has not been moved yet: please drag it to your score (where it starts is not an answer)."]
     button(at, "Next").click().run()  # an untouched slider is no score, even at a valid value
     assert h.store.answers() == [] and "1 score is still missing" in at.error[0].value
     at.slider(key="block-0-overall-0").set_value(73).run()
     assert not at.warning and not at.error
+    assert "Scored" in [c.value for c in at.caption] and "Not scored yet" not in texts(at)
     button(at, "Next").click().run()
     answer = only_answer(h)
     assert_row(answer, q0)
@@ -319,8 +330,8 @@ def test_score_three_outputs_side_by_side_with_comments(make_harness, tmp_path) 
     button(at, "Next").click().run()  # response B's slider is untouched
     assert h.store.answers() == []
     drawn = elements(at)
-    assert [k for k, (kind, _) in enumerate(drawn) if kind == "warning" and "moved" in str(_)] == [
-        drawn.index(("slider", "block-0-overall-1")) + 1]  # one mark, under B's slider
+    assert len([value for kind, value in drawn if kind == "warning"]) == 1  # one mark, under B's slider
+    assert "has not been moved yet" in mark_under(drawn, ("slider", "block-0-overall-1"))
     at.slider(key="block-0-overall-1").set_value(40)
     button(at, "Next").click().run()
     answer = only_answer(h)
