@@ -59,21 +59,24 @@ def cmd_check(args: argparse.Namespace) -> int:
           f"{f.min_chars}..{f.max_chars} characters")
     need = needed_reviews(study)
     print()
-    print("Eligible reviews per (source, domain)  [eligible / in file; needed per evaluator]")
-    sources = sorted({s for s, _ in pools})
-    domains = sorted({d for _, d in pools})
-    width = max([len(s) for s in sources] + [6])
-    print(" " * (width + 2) + "".join(f"{d:>22}" for d in domains))
-    for s in sources:
-        cells = []
-        for d in domains:
-            if (s, d) not in pools:
-                cells.append(f"{'-':>22}")
-                continue
-            n_need = sum(need.get((s, d), {}).values())
-            cell = f"{len(pools[(s, d)])} / {count_reviews(pools.files[(s, d)])}; {n_need}"
-            cells.append(f"{cell:>22}")
-        print(f"  {s:<{width}}" + "".join(cells))
+    if not pools:
+        print("Eligible reviews: no review files in the datasets folder (no task draws from the review pools)")
+    else:
+        print("Eligible reviews per (source, domain)  [eligible / in file; needed per evaluator]")
+        sources = sorted({s for s, _ in pools})
+        domains = sorted({d for _, d in pools})
+        width = max([len(s) for s in sources] + [6])
+        print(" " * (width + 2) + "".join(f"{d:>22}" for d in domains))
+        for s in sources:
+            cells = []
+            for d in domains:
+                if (s, d) not in pools:
+                    cells.append(f"{'-':>22}")
+                    continue
+                n_need = sum(need.get((s, d), {}).values())
+                cell = f"{len(pools[(s, d)])} / {count_reviews(pools.files[(s, d)])}; {n_need}"
+                cells.append(f"{cell:>22}")
+            print(f"  {s:<{width}}" + "".join(cells))
     print()
     for task in study.tasks:
         if isinstance(task, RatingTask):
@@ -88,10 +91,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     unmatched = total = 0
     for seed in range(args.samples):
         questions = plan(study, pools, seed, loaded.item_sets)
-        total += len(questions)
-        unmatched += sum(not q.matched for q in questions)
+        matched = [q.matched for q in questions if q.domain and len(q.texts) > 1]  # several reviews, one domain
+        total += len(matched)
+        unmatched += matched.count(False)
     warnings: list[str] = []
-    if args.samples:
+    if args.samples and total:
         share = unmatched / total if total else 0.0
         print(f"Length matching over {args.samples} sample plans: {unmatched} of {total} questions "
               f"unmatched ({share:.1%})")
