@@ -29,7 +29,7 @@ from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, 
 from evalkit.survey import Step, SurveyError, current_step, progress_label
 from evalkit.tasks import Metric, RatingTask
 from evalkit.tasks.rating import missing_scores
-from evalkit.tasks.responses import record_choice
+from evalkit.tasks.responses import TIE, record_choice, record_slider
 
 log = logging.getLogger("evalkit.app")
 HERE = Path(__file__).resolve().parent
@@ -233,21 +233,117 @@ def text_card(label: str, text: str) -> None:
         st.text(text)
 
 
-def review_cards(question: Question) -> None:
-    """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens)."""
+def review_cards(question: Question, noun: str = "Review") -> list[Any]:
+    """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens).
+
+    Returns the columns: a widget drawn ``with`` one of them sits under that card (on a phone too).
+    """
     columns = st.columns(len(question.texts), gap="small")
     for column, label, text in zip(columns, question.labels, question.texts, strict=True):
         with column:
-            text_card(f"Review {label}", text)
+            text_card(f"{noun} {label}", text)
+    return columns
 
 
-def _align_choice_with_cards(key: str, n: int) -> None:
-    """Lay the radio options of widget ``key`` out as ``n`` equal columns, each under its card.
+def item_card(question: Question) -> None:
+    """An items question's title and input, above its outputs, as plain text in a card labelled "Input"."""
+    if question.title is None and question.input is None:
+        return
+    with st.container(border=True, key="item-input"):
+        st.markdown("**Input**")
+        if question.title is not None:
+            with st.container(key="item-title"):  # bold by our CSS: the title itself stays plain text
+                st.text(question.title)
+        if question.input is not None:
+            st.text(question.input)
+    st.html("<style>.st-key-item-title [data-testid='stText'] {font-weight: 600;}</style>")
+
+
+def item_question_header(ctx: Context, question_text: str) -> None:
+    """The head of a question of the items kinds (compare, score, rank, realfake): task, "Question i of n"
+    and overall progress, the task's question, the topic (texts from the review pools) and the input."""
+    question = ctx.step.question
+    assert question is not None
+    progress_header(ctx.step)
+    st.subheader(question_text, anchor=False)
+    if question.domain:
+        st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
+    item_card(question)
+
+
+def widgets_under_cards(key: str) -> None:
+    """For review_cards drawn inside container ``key`` with widgets added under each card: each card keeps at
+    least its text's height and grows to the tallest column, so the widgets under the cards line up.
+
+    (A card stretched to its row starts from a height of 0, so with widgets under it the column counts the
+    card as empty and the card's text runs over what follows.)
+    """
+    st.html(f"<style>.st-key-{key} [data-testid='stColumn'] > [data-testid='stVerticalBlock'] > "
+            "[data-testid='stLayoutWrapper']:first-child {flex: 1 0 auto;}</style>")
+
+
+def stack_options_on_phone(key: str) -> None:
+    """On a phone (narrow screen), the options of every radio inside container ``key`` stand one per line
+    (a horizontal row of levels that wraps halfway reads as two scales)."""
+    st.html(f"<style>@media (max-width: 640px) {{.st-key-{key} [role='radiogroup'] "
+            "{flex-direction: column; align-items: flex-start;}}</style>")
+
+
+def _align_choice_with_cards(key: str, n: int, extra_row: bool = False) -> None:
+    """Lay the radio options of widget ``key`` out as ``n`` equal columns, each under its card; with
+    ``extra_row``, the option after the n (e.g. "No preference") gets a row of its own under them.
 
     Plain CSS scoped to the widget's key class (``st-key-<key>``); the key carries no source names.
     """
+    last = f" .st-key-{key} [role='radiogroup'] > label:nth-child({n + 1}) {{grid-column: 1 / -1;}}" \
+        if extra_row else ""
     st.html(f"<style>.st-key-{key} [role='radiogroup'] {{display: grid; "
-            f"grid-template-columns: repeat({n}, minmax(0, 1fr)); column-gap: 1rem;}}</style>")
+            f"grid-template-columns: repeat({n}, minmax(0, 1fr)); column-gap: 1rem;}}{last}</style>")
+
+
+def choice_form(question: Question, key: str, label: str, noun: str, on_submit: Callable[[], None], *,
+                tie: str | None = None) -> None:
+    """The cards and, in the same form right under them, one option per card (labelled like its card,
+    nothing preselected; with ``tie``, one more option of that text, stored as ``"tie"``), then "Next",
+    which saves in ``on_submit`` (a callback reading ``st.session_state[key]``)."""
+    options = [*question.labels, *([TIE] if tie else [])]
+    with st.form(f"{question.task}-{question.index}", border=False):
+        review_cards(question, noun)
+        _align_choice_with_cards(key, len(question.labels), extra_row=bool(tie))
+        st.radio(label, options, format_func=lambda o: tie if o == TIE else f"{noun} {o}", index=None,
+                 horizontal=True, key=key, label_visibility="collapsed", width="stretch")
+        show_flash()
+        st.form_submit_button("Next", type="primary", on_click=on_submit)
+
+
+def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Review",
+                acceptable: str = "would be acceptable") -> None:
+    """The HELP protocol under a pair's cards: a slider from -100 (A entirely better) to +100 (B entirely
+    better), default 0, and two equally styled buttons, accept / reject, each saving in its callback."""
+    key = f"{question.task}-{question.index}-slider"
+    lower = noun.lower()
+
+    def submit(button: str) -> None:
+        value = st.session_state.get(key, 0)
+        safe_save(lambda: record_slider(ctx.store, ctx.session, question, int(value), button, elapsed_ms(clock)))
+
+    show_flash()
+    with st.form(f"{question.task}-{question.index}"):
+        st.slider(f"Move the slider towards the better {lower}", min_value=-100, max_value=100, value=0, step=1,
+                  key=key, help=f"-100: {noun} A is entirely better · 0: no preference · +100: {noun} B is "
+                                "entirely better")
+        with st.container(horizontal=True, wrap=False):  # one row under the slider's ends, also on a phone
+            st.caption(f"◀ {noun} A is better")
+            st.caption("0 = no preference", text_alignment="center")
+            st.caption(f"{noun} B is better ▶", text_alignment="right")
+        st.markdown(f"Then say whether **both** {lower}s {acceptable}:")
+        c1, c2 = st.columns(2)
+        with c1:
+            st.form_submit_button("Accept: both are acceptable", on_click=submit, args=("accept",),
+                                  width="stretch")
+        with c2:
+            st.form_submit_button("Reject: neither is acceptable", on_click=submit, args=("reject",),
+                                  width="stretch")
 
 
 def progress_header(step: Step, what: str = "Question") -> None:
@@ -371,14 +467,7 @@ def choice_question(ctx: Context) -> None:
         label = st.session_state.get(key)
         safe_save(lambda: record_choice(ctx.store, session, question, label, elapsed_ms(clock)))
 
-    with st.form(f"{question.task}-{question.index}", border=False):
-        review_cards(question)
-        _align_choice_with_cards(key, len(question.labels))
-        st.radio(getattr(step.task, "question", "Your answer"), list(question.labels),
-                 format_func=lambda label: f"Review {label}", index=None, horizontal=True, key=key,
-                 label_visibility="collapsed", width="stretch")
-        show_flash()
-        st.form_submit_button("Next", type="primary", on_click=submit)
+    choice_form(question, key, getattr(step.task, "question", "Your answer"), "Review", submit)
 
 
 # ----------------------------------------------------------------------------- login throttle (results page)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..sampling import Question
     from ..store import Answer, Session, Store
 
-__all__ = ["KIND", "RankTask", "record_rank"]
+__all__ = ["KIND", "RankTask", "order_from_places", "place_name", "record_rank"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,38 @@ class RankKind(TaskKind):
         systems = systems_of(task.source, its)
         shown = balanced(combinations(systems, task.shown(systems)), task.source.questions, rng)
         return plan_items(task.id, self.name, its, shown, rng)
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def place_name(place: int, n: int) -> str:
+    """How place ``place`` of ``n`` is shown: "1st (best)", "2nd", ..., "3rd (worst)"."""
+    return _ordinal(place) + (" (best)" if place == 1 else " (worst)" if place == n else "")
+
+
+def _names(labels: Sequence[str]) -> str:
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def order_from_places(labels: Sequence[str], places: Mapping[str, int | None]) -> list[str]:
+    """The labels best first, from the place (1 = best .. n) the evaluator gave each output; SurveyError
+    naming the outputs without a place, or those sharing one."""
+    n = len(labels)
+    missing = [label for label in labels if places.get(label) is None]
+    if missing:
+        who = f"response {missing[0]}" if len(missing) == 1 else f"responses {_names(missing)}"
+        raise SurveyError(f"Please give {who} a place in the ranking (1st to {_ordinal(n)}).")
+    given = {label: places[label] for label in labels}
+    if any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= n for v in given.values()):
+        raise SurveyError(f"Places run from 1st to {_ordinal(n)}.")
+    for place in range(1, n + 1):
+        sharing = [label for label in labels if given[label] == place]
+        if len(sharing) > 1:
+            raise SurveyError(f"Responses {_names(sharing)} {'are both' if len(sharing) == 2 else 'are all'} "
+                              f"{place_name(place, n)}: please give each response its own place.")
+    return sorted(labels, key=lambda label: given[label])  # type: ignore[arg-type, return-value]
 
 
 def record_rank(store: Store, session: Session, task: RankTask, question: Question, order: Sequence[str] | None,

@@ -1,0 +1,35 @@
+"""Renderer of kind ``compare``: two systems' outputs for one input, side by side; a choice (optionally with
+"No preference") or the HELP slider."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import ui
+from evalkit.tasks.compare import CompareTask
+from evalkit.tasks.responses import record_choice
+
+NOUN = "Response"
+NO_PREFERENCE = "No preference"
+
+
+def render(ctx: ui.Context) -> None:
+    """The input, then Response A / B; the answer in the same form under them."""
+    task, question = ctx.step.task, ctx.step.question
+    assert isinstance(task, CompareTask) and question is not None
+    clock = ui.clock_key(ctx.session, question.task, question.index)
+    ui.start_clock(clock)
+    ui.item_question_header(ctx, task.question)
+    if task.response == "slider":
+        ui.review_cards(question, NOUN)
+        ui.help_slider(ctx, question, clock, NOUN)
+        return
+    key = f"{question.task}-{question.index}-choice"
+    ties = task.response == "choice-tie"
+
+    def submit() -> None:
+        label = st.session_state.get(key)
+        ui.safe_save(lambda: record_choice(ctx.store, ctx.session, question, label, ui.elapsed_ms(clock),
+                                           ties=ties))
+
+    ui.choice_form(question, key, task.question, NOUN, submit, tie=NO_PREFERENCE if ties else None)

@@ -1,0 +1,48 @@
+"""Renderer of kind ``rank``: n outputs of one input side by side; the best one, or a place for each."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import ui
+from evalkit.tasks.rank import RankTask, order_from_places, place_name, record_rank
+
+NOUN = "Response"
+
+
+def render(ctx: ui.Context) -> None:
+    """Best-of-N: one option under each card. Ranking: a place (1st (best) .. nth (worst)) under each card."""
+    task, question = ctx.step.task, ctx.step.question
+    assert isinstance(task, RankTask) and question is not None
+    clock = ui.clock_key(ctx.session, question.task, question.index)
+    ui.start_clock(clock)
+    ui.item_question_header(ctx, task.question)
+    prefix = f"{question.task}-{question.index}"
+    labels = question.labels
+
+    if task.response == "best":
+        def best() -> None:
+            label = st.session_state.get(f"{prefix}-choice")
+            ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, [label] if label else [],
+                                             ui.elapsed_ms(clock)))
+
+        ui.choice_form(question, f"{prefix}-choice", task.question, NOUN, best)
+        return
+
+    def ranking() -> None:
+        places = {label: st.session_state.get(f"{prefix}-place-{label}") for label in labels}
+        ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, order_from_places(labels, places),
+                                         ui.elapsed_ms(clock)))
+
+    n = len(labels)
+    with st.form(prefix, border=False):
+        with st.container(key=f"{prefix}-places"):
+            columns = ui.review_cards(question, NOUN)
+            for column, label in zip(columns, labels, strict=True):
+                with column:  # the place right under its card (on a phone too)
+                    st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,
+                                 format_func=lambda k: place_name(k, n), key=f"{prefix}-place-{label}",
+                                 placeholder="Choose a place")
+        ui.widgets_under_cards(f"{prefix}-places")
+        ui.show_flash()
+        st.form_submit_button("Next", type="primary", on_click=ranking)
