@@ -17,7 +17,7 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.toml
 
 
 def test_the_examples_are_the_documented_ones() -> None:
-    assert EXAMPLES == ["best-of-3", "cera", "direct-assessment", "help", "turing"]
+    assert EXAMPLES == ["best-of-3", "cera", "direct-assessment", "graphmind", "help", "turing"]
     readme = (ROOT / "README.md").read_text()
     for name in EXAMPLES:
         assert f"EVALKIT_CONFIG=examples/{name}/config.toml ./scripts/serve" in readme, name
@@ -30,7 +30,7 @@ def test_example_opens_and_plans(name: str, tmp_path: Path) -> None:
     assert study.consent_text.strip() and study.estimated_minutes
     kinds = {t.kind for t in study.tasks}
     expected = {"cera": {"triplet", "pairwise", "rating"}, "help": {"compare"}, "direct-assessment": {"score"},
-                "turing": {"realfake"}, "best-of-3": {"rank"}}[name]
+                "turing": {"realfake"}, "best-of-3": {"rank"}, "graphmind": {"rating"}}[name]
     assert kinds == expected
     for seed in range(50):
         questions = plan(study, loaded.pools, seed, loaded.item_sets)
