@@ -14,7 +14,8 @@ import importlib
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -198,9 +199,16 @@ class Context:
     step: Step
 
 
-def enter(page: str) -> Context:
+def enter(page: str, block: str | None = None) -> Context:
     """Guard of every screen after consent (``survey`` or ``done``): valid session, study not ended, right
-    screen for the step."""
+    screen for the step.
+
+    ``block`` (a task id) is given by a rerun of the question fragment: when the session no longer stands
+    in that task (its last question was answered, or the study is done), the whole app reruns instead, and
+    that run draws the page-level parts (the next task's instructions and layout) or switches to the done
+    screen. (A switch straight from the fragment would save that run, but a fragment run does not run
+    ``st.navigation``, and AppTest then cannot resolve the page.)
+    """
     loaded, store = load()
     try:
         state, session, progress = store.snapshot(token())  # one read transaction per page run
@@ -215,9 +223,51 @@ def enter(page: str) -> Context:
         unknown_session_notice()
         st.stop()
     step, _ = step_of(loaded, store, session, progress)
+    if block is not None and (screen(step) != page or step.task is None or step.task.id != block):
+        st.rerun(scope="app")
     if screen(step) != page:
         go(step, session.session_id)
     return Context(loaded, store, session, step)
+
+
+@contextmanager
+def calm_errors(page: str) -> Iterator[None]:
+    """Run a page (or a fragment of one) so that an evaluator never sees a traceback: an unreachable database
+    shows its notice, anything unexpected a calm message; the details go to the server log.
+
+    Streamlit's own control flow (``st.stop``, ``st.rerun``, ``st.switch_page``) passes through: it is not an
+    ``Exception``.
+    """
+    try:
+        yield
+    except Unavailable as exc:  # the database server is restarting or unreachable: nothing is lost, a retry works
+        log.warning("page %s: %s", page, exc)
+        unavailable_notice()
+    except Exception:  # never a traceback on an evaluator's screen
+        log.exception("unexpected error on page %s", page)
+        st.error("Something went wrong on our side. Your answers so far are saved: please reload the page to "
+                 "continue where you left off.")
+
+
+def question(ctx: Context) -> None:
+    """Draw the current question with its kind's renderer (``pages/tasks/<kind>.py``) inside a fragment.
+
+    A click inside it (an answer, a picked item, a score) reruns only the fragment: its callbacks run first
+    (the answer is stored), then the fragment reads the session's progress again and draws the next question
+    of the same task, progress bar included. When the task's block is over, or the session belongs on
+    another screen, the fragment asks for a full run instead (see :func:`enter`).
+    """
+    assert ctx.step.task is not None
+    _question_fragment(ctx.step.task.id, [ctx])
+
+
+@st.fragment
+def _question_fragment(block: str, first: list[Context]) -> None:
+    """The fragment body. ``first`` holds the context of the full run that drew it and is used once: a rerun
+    of the fragment (Streamlit calls it again with the same arguments) reads a fresh one."""
+    with calm_errors("survey"):
+        ctx = first.pop() if first else enter("survey", block)
+        renderer(ctx.step.kind)(ctx)
 
 
 # ----------------------------------------------------------------------------- rendering
