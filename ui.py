@@ -266,8 +266,43 @@ def _question_fragment(block: str, first: list[Context]) -> None:
     """The fragment body. ``first`` holds the context of the full run that drew it and is used once: a rerun
     of the fragment (Streamlit calls it again with the same arguments) reads a fresh one."""
     with calm_errors("survey"):
+        rerun = not first
         ctx = first.pop() if first else enter("survey", block)
-        renderer(ctx.step.kind)(ctx)
+        with st.container(key="question"):  # the anchor the scroll below brings into view
+            _bring_new_question_into_view(ctx, scroll=rerun)
+            renderer(ctx.step.kind)(ctx)
+
+
+def _bring_new_question_into_view(ctx: Context, scroll: bool) -> None:
+    """When a fragment rerun (``scroll``) draws a new question (not the one shown before with a message):
+    if the evaluator had scrolled past its top (on a phone "Next" is a screen or more below the first text),
+    scroll it back to just under the app's header, so the next question is read from its top. Nothing moves
+    when its top is already visible (a wide screen). A whole-page run only notes the question it shows.
+    Static script, no untrusted input; its element takes no space."""
+    shown = (ctx.session.session_id, ctx.step.task.id if ctx.step.task else "", ctx.step.index)
+    last, count = st.session_state.get("_question_shown", (None, 0))
+    if shown == last:
+        return
+    st.session_state["_question_shown"] = (shown, count + 1)
+    if not scroll:
+        return
+    # the count makes each script's HTML new, so the browser runs it again (the same HTML is not re-run)
+    st.html(_SCROLL_TO_QUESTION.replace("{n}", str(count + 1)), unsafe_allow_javascript=True)
+
+
+_SCROLL_TO_QUESTION = """<span class="question-scroll" data-n="{n}"></span>
+<style>[data-testid=stElementContainer]:has(.question-scroll) {display: none;}</style>
+<script>
+requestAnimationFrame(() => {
+  const question = document.querySelector(".st-key-question");
+  const header = document.querySelector("[data-testid=stHeader]");
+  const below = header ? header.getBoundingClientRect().bottom : 0;
+  if (question && question.getBoundingClientRect().top < below) {
+    question.style.scrollMarginTop = below + "px";
+    question.scrollIntoView({block: "start"});
+  }
+});
+</script>"""
 
 
 # ----------------------------------------------------------------------------- rendering

@@ -194,3 +194,22 @@ def test_a_study_ended_during_a_block_shows_complete(harness: Harness) -> None:
     assert not at.exception
     assert "This study is complete" in texts(at) and not at.radio
     assert session_of(harness, at).status == "active"
+
+
+def scroll_scripts(at) -> list[str]:
+    """The scripts that bring a new question into view, among what the last run sent."""
+    return [h.proto.body for h in at.get("html") if "question-scroll" in h.proto.body]
+
+
+def test_only_a_new_question_drawn_by_the_fragment_is_brought_into_view(harness: Harness) -> None:
+    at = begin(start(harness))
+    assert scroll_scripts(at) == []  # a whole-page run: the page starts at its top anyway
+    button(at, "Next").click()
+    fragment_run(at)  # a message on the same question: the view stays where the evaluator looks
+    assert "choose one of the reviews" in at.error[0].value and scroll_scripts(at) == []
+    answer(at, "turing", 0)
+    [first] = scroll_scripts(at)
+    assert "scrollIntoView" in first and "<script>" in first
+    answer(at, "turing", 1)
+    [second] = scroll_scripts(at)
+    assert second != first  # new HTML each time: the browser runs a script again only when its HTML changed
