@@ -157,13 +157,22 @@ def renderer(kind: str) -> Callable[[Context], None]:
 
 def step_of(loaded: LoadedStudy, store: Store, session: Session,
             progress: Progress | None = None) -> tuple[Step, list[Question]]:
-    """Where this session stands now (read from the database unless given) and its plan."""
-    try:
-        questions = _plan(loaded.version, session.seed, loaded)
-    except PlanError as exc:  # the data changed under a running study
-        log.error("plan failed for a session: %s", exc)
-        st.error("This study cannot show your questions right now. Please tell the research team.")
-        st.stop()
+    """Where this session stands now (read from the database unless given) and its plan.
+
+    The plan is kept in the browser session too: a lookup in ``st.cache_resource`` (hashing its arguments)
+    costs about 0.2 ms, a noticeable part of answering a question."""
+    key = (loaded.version, session.seed)
+    held = st.session_state.get("_plan")
+    if held is not None and held[0] == key:
+        questions = held[1]
+    else:
+        try:
+            questions = _plan(loaded.version, session.seed, loaded)
+        except PlanError as exc:  # the data changed under a running study
+            log.error("plan failed for a session: %s", exc)
+            st.error("This study cannot show your questions right now. Please tell the research team.")
+            st.stop()
+        st.session_state["_plan"] = (key, questions)
     if progress is None:
         progress = store.progress(session.session_id)
     return current_step(loaded.study, questions, progress), questions
@@ -268,9 +277,8 @@ def _question_fragment(block: str, first: list[Context]) -> None:
     with calm_errors("survey"):
         rerun = not first
         ctx = first.pop() if first else enter("survey", block)
-        with st.container(key="question"):  # the anchor the scroll below brings into view
-            _bring_new_question_into_view(ctx, scroll=rerun)
-            renderer(ctx.step.kind)(ctx)
+        _bring_new_question_into_view(ctx, scroll=rerun)
+        renderer(ctx.step.kind)(ctx)
 
 
 def _bring_new_question_into_view(ctx: Context, scroll: bool) -> None:
@@ -293,8 +301,9 @@ def _bring_new_question_into_view(ctx: Context, scroll: bool) -> None:
 _SCROLL_TO_QUESTION = """<span class="question-scroll" data-n="{n}"></span>
 <style>[data-testid=stElementContainer]:has(.question-scroll) {display: none;}</style>
 <script>
-requestAnimationFrame(() => {
-  const question = document.querySelector(".st-key-question");
+requestAnimationFrame(() => {  // the question is the fragment's block, which holds this script first
+  const mark = document.querySelector(".question-scroll[data-n='{n}']");
+  const question = mark && mark.closest("[data-testid=stVerticalBlock]");
   const header = document.querySelector("[data-testid=stHeader]");
   const below = header ? header.getBoundingClientRect().bottom : 0;
   if (question && question.getBoundingClientRect().top < below) {
@@ -320,10 +329,11 @@ def text_card(label: str, text: str) -> None:
 
 def review_cards(question: Question) -> None:
     """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens)."""
-    columns = st.columns(len(question.texts), gap="small")
+    columns = st.columns(len(question.texts), gap="small", border=True)
     for column, label, text in zip(columns, question.labels, question.texts, strict=True):
         with column:
-            text_card(f"Review {label}", text)
+            st.markdown(f"**Review {label}**")
+            st.text(text)
 
 
 def _align_choice_with_cards(key: str, n: int) -> None:
