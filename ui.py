@@ -328,7 +328,9 @@ def text_card(label: str, text: str) -> None:
 
 
 def review_cards(question: Question) -> None:
-    """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens)."""
+    """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens),
+    equally tall: bordered columns, drawn like :func:`text_card` with three blocks fewer (each element counts
+    when a question is answered, see README "Performance")."""
     columns = st.columns(len(question.texts), gap="small", border=True)
     for column, label, text in zip(columns, question.labels, question.texts, strict=True):
         with column:
