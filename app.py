@@ -13,12 +13,9 @@ Environment:
 
 from __future__ import annotations
 
-import logging
-
 import streamlit as st
 
-from evalkit.store import Unavailable
-from ui import PAGE_ICON, app_pages, page_layout, unavailable_notice
+from ui import PAGE_ICON, app_pages, calm_errors, page_layout
 
 pages = app_pages()
 page = st.navigation(pages, position="hidden")
@@ -26,12 +23,5 @@ page = st.navigation(pages, position="hidden")
 # The layout is set once per run, before anything renders: consent and done are centred from the first
 # paint, results wide; a question page picks its own (centred instructions, wide questions).
 st.set_page_config(page_title="Survey", page_icon=PAGE_ICON, layout=page_layout(page.url_path))
-try:
+with calm_errors(page.url_path or "/"):  # never a traceback; an unreachable database shows its notice
     page.run()
-except Unavailable as exc:  # the database server is restarting or unreachable: nothing is lost, a retry will work
-    logging.getLogger("evalkit.app").warning("page %s: %s", page.url_path or "/", exc)
-    unavailable_notice()
-except Exception:  # never a traceback on an evaluator's screen; the details go to the server log
-    logging.getLogger("evalkit.app").exception("unexpected error on page %s", page.url_path or "/")
-    st.error("Something went wrong on our side. Your answers so far are saved: please reload the page to "
-             "continue where you left off.")

@@ -14,7 +14,8 @@ import importlib
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -156,13 +157,22 @@ def renderer(kind: str) -> Callable[[Context], None]:
 
 def step_of(loaded: LoadedStudy, store: Store, session: Session,
             progress: Progress | None = None) -> tuple[Step, list[Question]]:
-    """Where this session stands now (read from the database unless given) and its plan."""
-    try:
-        questions = _plan(loaded.version, session.seed, loaded)
-    except PlanError as exc:  # the data changed under a running study
-        log.error("plan failed for a session: %s", exc)
-        st.error("This study cannot show your questions right now. Please tell the research team.")
-        st.stop()
+    """Where this session stands now (read from the database unless given) and its plan.
+
+    The plan is kept in the browser session too: a lookup in ``st.cache_resource`` (hashing its arguments)
+    costs about 0.2 ms, a noticeable part of answering a question."""
+    key = (loaded.version, session.seed)
+    held = st.session_state.get("_plan")
+    if held is not None and held[0] == key:
+        questions = held[1]
+    else:
+        try:
+            questions = _plan(loaded.version, session.seed, loaded)
+        except PlanError as exc:  # the data changed under a running study
+            log.error("plan failed for a session: %s", exc)
+            st.error("This study cannot show your questions right now. Please tell the research team.")
+            st.stop()
+        st.session_state["_plan"] = (key, questions)
     if progress is None:
         progress = store.progress(session.session_id)
     return current_step(loaded.study, questions, progress), questions
@@ -198,9 +208,16 @@ class Context:
     step: Step
 
 
-def enter(page: str) -> Context:
+def enter(page: str, block: str | None = None) -> Context:
     """Guard of every screen after consent (``survey`` or ``done``): valid session, study not ended, right
-    screen for the step."""
+    screen for the step.
+
+    ``block`` (a task id) is given by a rerun of the question fragment: when the session no longer stands
+    in that task (its last question was answered, or the study is done), the whole app reruns instead, and
+    that run draws the page-level parts (the next task's instructions and layout) or switches to the done
+    screen. (A switch straight from the fragment would save that run, but a fragment run does not run
+    ``st.navigation``, and AppTest then cannot resolve the page.)
+    """
     loaded, store = load()
     try:
         state, session, progress = store.snapshot(token())  # one read transaction per page run
@@ -215,9 +232,86 @@ def enter(page: str) -> Context:
         unknown_session_notice()
         st.stop()
     step, _ = step_of(loaded, store, session, progress)
+    if block is not None and (screen(step) != page or step.task is None or step.task.id != block):
+        st.rerun(scope="app")
     if screen(step) != page:
         go(step, session.session_id)
     return Context(loaded, store, session, step)
+
+
+@contextmanager
+def calm_errors(page: str) -> Iterator[None]:
+    """Run a page (or a fragment of one) so that an evaluator never sees a traceback: an unreachable database
+    shows its notice, anything unexpected a calm message; the details go to the server log.
+
+    Streamlit's own control flow (``st.stop``, ``st.rerun``, ``st.switch_page``) passes through: it is not an
+    ``Exception``.
+    """
+    try:
+        yield
+    except Unavailable as exc:  # the database server is restarting or unreachable: nothing is lost, a retry works
+        log.warning("page %s: %s", page, exc)
+        unavailable_notice()
+    except Exception:  # never a traceback on an evaluator's screen
+        log.exception("unexpected error on page %s", page)
+        st.error("Something went wrong on our side. Your answers so far are saved: please reload the page to "
+                 "continue where you left off.")
+
+
+def question(ctx: Context) -> None:
+    """Draw the current question with its kind's renderer (``pages/tasks/<kind>.py``) inside a fragment.
+
+    A click inside it (an answer, a picked item, a score) reruns only the fragment: its callbacks run first
+    (the answer is stored), then the fragment reads the session's progress again and draws the next question
+    of the same task, progress bar included. When the task's block is over, or the session belongs on
+    another screen, the fragment asks for a full run instead (see :func:`enter`).
+    """
+    assert ctx.step.task is not None
+    _question_fragment(ctx.step.task.id, [ctx])
+
+
+@st.fragment
+def _question_fragment(block: str, first: list[Context]) -> None:
+    """The fragment body. ``first`` holds the context of the full run that drew it and is used once: a rerun
+    of the fragment (Streamlit calls it again with the same arguments) reads a fresh one."""
+    with calm_errors("survey"):
+        rerun = not first
+        ctx = first.pop() if first else enter("survey", block)
+        _bring_new_question_into_view(ctx, scroll=rerun)
+        renderer(ctx.step.kind)(ctx)
+
+
+def _bring_new_question_into_view(ctx: Context, scroll: bool) -> None:
+    """When a fragment rerun (``scroll``) draws a new question (not the one shown before with a message):
+    if the evaluator had scrolled past its top (on a phone "Next" is a screen or more below the first text),
+    scroll it back to just under the app's header, so the next question is read from its top. Nothing moves
+    when its top is already visible (a wide screen). A whole-page run only notes the question it shows.
+    Static script, no untrusted input; its element takes no space."""
+    shown = (ctx.session.session_id, ctx.step.task.id if ctx.step.task else "", ctx.step.index)
+    last, count = st.session_state.get("_question_shown", (None, 0))
+    if shown == last:
+        return
+    st.session_state["_question_shown"] = (shown, count + 1)
+    if not scroll:
+        return
+    # the count makes each script's HTML new, so the browser runs it again (the same HTML is not re-run)
+    st.html(_SCROLL_TO_QUESTION.replace("{n}", str(count + 1)), unsafe_allow_javascript=True)
+
+
+_SCROLL_TO_QUESTION = """<span class="question-scroll" data-n="{n}"></span>
+<style>[data-testid=stElementContainer]:has(.question-scroll) {display: none;}</style>
+<script>
+requestAnimationFrame(() => {  // the question is the fragment's block, which holds this script first
+  const mark = document.querySelector(".question-scroll[data-n='{n}']");
+  const question = mark && mark.closest("[data-testid=stVerticalBlock]");
+  const header = document.querySelector("[data-testid=stHeader]");
+  const below = header ? header.getBoundingClientRect().bottom : 0;
+  if (question && question.getBoundingClientRect().top < below) {
+    question.style.scrollMarginTop = below + "px";
+    question.scrollIntoView({block: "start"});
+  }
+});
+</script>"""
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -233,15 +327,22 @@ def text_card(label: str, text: str) -> None:
         st.text(text)
 
 
-def review_cards(question: Question, noun: str = "Review") -> list[Any]:
+def review_cards(question: Question, noun: str = "Review", *, widgets_under: bool = False) -> list[Any]:
     """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens).
 
-    Returns the columns: a widget drawn ``with`` one of them sits under that card (on a phone too).
+    Returns the columns. Without ``widgets_under`` the cards are the bordered columns themselves, equally
+    tall (three blocks fewer than :func:`text_card`: each element counts when a question is answered, see
+    README "Performance"); with it each column holds a :func:`text_card`, so a widget drawn ``with`` a
+    column sits under its card, outside the border (on a phone too).
     """
-    columns = st.columns(len(question.texts), gap="small")
+    columns = st.columns(len(question.texts), gap="small", border=not widgets_under)
     for column, label, text in zip(columns, question.labels, question.texts, strict=True):
         with column:
-            text_card(f"{noun} {label}", text)
+            if widgets_under:
+                text_card(f"{noun} {label}", text)
+            else:
+                st.markdown(f"**{noun} {label}**")
+                st.text(text)
     return columns
 
 

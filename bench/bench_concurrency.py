@@ -41,11 +41,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(config: Path, database: Path | str, log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(config: Path, database: Path | str, log: Path, script: str | Path = "app.py"
+                 ) -> tuple[subprocess.Popen, str]:
+    """`streamlit run script` (from the project root, so with its .streamlit/config.toml) on a free port."""
     port = free_port()
     env = {**os.environ, "EVALKIT_CONFIG": str(config), "EVALKIT_DATABASE": str(database)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.address",
          "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none", "--global.developmentMode", "false"],
         cwd=ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)  # noqa: SIM115

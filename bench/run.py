@@ -1,6 +1,6 @@
 """Run every benchmark and print its Markdown section (the figures quoted in the README).
 
-    python bench/run.py            # all of them (about 10 minutes on 2 cores)
+    python bench/run.py            # all of them (about 15 minutes on 2 cores)
     python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items plan_items
 """
 

@@ -4,6 +4,11 @@ It speaks the same protobuf messages as the browser (BackMsg.rerun_script with w
 deltas), so a server can be loaded with dozens of evaluators from one process without dozens of browsers.
 Used by bench_concurrency.py and the end-to-end tests.
 
+Like a browser, a click on a widget drawn inside an ``st.fragment`` (every question of the survey) sends the
+fragment's id, so the server reruns only that fragment; the client then replaces only what that fragment
+drew. ``fragments=False`` sends every click as a whole-page rerun instead (what the survey cost before its
+questions were fragments; used by bench_rerun.py for the comparison).
+
 When the app cannot reach its database (its "cannot reach its database" warning) the evaluator reloads the
 page, and when a click could not be saved (the screen stays, with a "please try again" message) it clicks
 again, as a person would: so a crowd survives a database restart.
@@ -12,8 +17,10 @@ again, as a person would: so a crowd survives a database restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +38,7 @@ class Widget:
     id: str
     label: str
     proto: Any
+    fragment: str = ""  # the id of the fragment that drew it ("" outside any fragment)
 
 
 @dataclass
@@ -39,7 +47,7 @@ class Evaluator:
 
     ``alerts`` keeps the text of every message shown (st.error, st.warning, ...), ``progress`` the progress
     bar's text after every run that showed one, and ``reloads`` counts the reloads after the app could not
-    reach its database.
+    reach its database. ``runs`` counts the script runs the server started, whole-page and fragment-only.
     """
 
     base_url: str
@@ -51,20 +59,25 @@ class Evaluator:
     page_hash: str = ""
     widgets: list[Widget] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    text_fragments: list[str] = field(default_factory=list)  # the fragment of each of ``texts``
     sticky: dict[str, Any] = field(default_factory=dict)  # values of widgets outside forms, resent every run
     alerts: list[str] = field(default_factory=list)
     progress: list[str] = field(default_factory=list)
     reloads: int = 0
     max_reloads: int = 20
+    fragments: bool = True
+    runs: dict[str, int] = field(default_factory=lambda: {"page": 0, "fragment": 0})
     ws: Any = None
 
     # ------------------------------------------------------------------ protocol
 
-    async def _send(self, states: list[Any]) -> None:
+    async def _send(self, states: list[Any], fragment: str = "") -> None:
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = self.query
         cs.page_script_hash = self.page_hash
+        if fragment:
+            cs.fragment_id = fragment
         sent = {st.id for st in states}
         for st in [*states, *(v for k, v in self.sticky.items() if k not in sent)]:
             cs.widget_states.widgets.append(st)
@@ -79,7 +92,12 @@ class Evaluator:
             fm.ParseFromString(raw)
             kind = fm.WhichOneof("type")
             if kind == "new_session":
-                self.widgets, self.texts = [], []
+                rerun = set(fm.metadata.run.fragment_ids)  # a fragment run replaces only what they drew
+                self.runs["fragment" if rerun else "page"] += 1
+                kept = [k for k, f in enumerate(self.text_fragments) if rerun and f and f not in rerun]
+                self.texts = [self.texts[k] for k in kept]
+                self.text_fragments = [self.text_fragments[k] for k in kept]
+                self.widgets = [w for w in self.widgets if rerun and w.fragment and w.fragment not in rerun]
                 if fm.new_session.page_script_hash:
                     self.page_hash = fm.new_session.page_script_hash
             elif kind == "page_info_changed":
@@ -93,9 +111,10 @@ class Evaluator:
                 if etype in WIDGETS:
                     proto = getattr(element, etype)
                     self.widgets = [w for w in self.widgets if w.id != proto.id] + [
-                        Widget(etype, proto.id, proto.label, proto)]
+                        Widget(etype, proto.id, proto.label, proto, fm.delta.fragment_id)]
                 elif etype in ("text", "markdown", "heading", "alert", "code"):
                     self.texts.append(str(getattr(element, etype)))
+                    self.text_fragments.append(fm.delta.fragment_id)
                     if etype == "alert":
                         self.alerts.append(element.alert.body)
                 elif etype == "progress":
@@ -107,10 +126,11 @@ class Evaluator:
                 if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
                     raise RuntimeError("the app failed to compile")
 
-    async def act(self, states: list[Any], *, measure: bool = True) -> None:
-        """Send one rerun (a click) and wait for the next screen; record the latency."""
+    async def act(self, states: list[Any], *, measure: bool = True, fragment: str = "") -> None:
+        """Send one rerun (a click; inside ``fragment``, if given) and wait for the next screen; record the
+        latency."""
         t0 = time.perf_counter()
-        await self._send(states)
+        await self._send(states, fragment if self.fragments else "")
         await self._settle()
         if measure:
             self.latencies.append(time.perf_counter() - t0)
@@ -145,17 +165,23 @@ class Evaluator:
         if button is None:
             raise RuntimeError(f"{self.name}: no button {label!r} on screen; texts: {self.texts[:5]}")
         await self.think_time()
-        await self.act([*others, self.state(button, trigger_value=True)])
+        await self.act([*others, self.state(button, trigger_value=True)], fragment=button.fragment)
 
     # ------------------------------------------------------------------ the survey
 
-    async def run(self) -> str:
-        """Consent, every question, one rating, done. Returns the session token."""
+    @contextlib.asynccontextmanager
+    async def connected(self) -> AsyncIterator[Evaluator]:
+        """Open the page (a websocket session and its first run) for the duration of the block."""
         ws_url = self.base_url.replace("http", "ws", 1) + "/_stcore/stream"
         async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
                                       open_timeout=60, ping_interval=None) as ws:
             self.ws = ws
             await self.act([], measure=False)
+            yield self
+
+    async def run(self) -> str:
+        """Consent, every question, one rating, done. Returns the session token."""
+        async with self.connected():
             for _ in range(200):
                 if any(UNAVAILABLE in t for t in self.texts):  # reload: the page runs again, from the database
                     self.reloads += 1
@@ -187,7 +213,7 @@ class Evaluator:
                     await self.think_time()
                     chosen = self.state(item, string_value=self.rng.choice(list(item.proto.options)))
                     self.sticky[item.id] = chosen
-                    await self.act([chosen])
+                    await self.act([chosen], fragment=item.fragment)
                     continue
                 if save is not None:
                     scores = [self.state(w, string_value=w.proto.options[self.rng.randrange(len(w.proto.options))])

@@ -37,7 +37,7 @@ def render(ctx: ui.Context) -> None:
     n = len(labels)
     with st.form(prefix, border=False):
         with st.container(key=f"{prefix}-places"):
-            columns = ui.review_cards(question, NOUN)
+            columns = ui.review_cards(question, NOUN, widgets_under=True)
             for column, label in zip(columns, labels, strict=True):
                 with column:  # the place right under its card (on a phone too)
                     st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,

@@ -53,7 +53,7 @@ def render(ctx: ui.Context) -> None:
     missing = {(k, s.id) for k, s in missing_scores(task, question, given())} \
         if st.session_state.get(f"_{prefix}-tried") else set()
     with st.container(key=f"{prefix}-scores"):
-        columns = ui.review_cards(question, NOUN) if n > 1 else [st.container()]
+        columns = ui.review_cards(question, NOUN, widgets_under=True) if n > 1 else [st.container()]
         for k, column in enumerate(columns):
             with column:
                 if n == 1:
