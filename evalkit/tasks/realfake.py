@@ -71,6 +71,7 @@ class RealFakeKind(TaskKind):
 
     name = "realfake"
     source = "items"
+    analysis = "realfake_analysis"
     summary_line = ("one text at a time (items file or review pools): written by a person or generated, and how "
                     "sure")
 
