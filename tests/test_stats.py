@@ -396,6 +396,21 @@ def test_paired_wilcoxon_zeros_nans_and_edges() -> None:
         paired_wilcoxon([1, 2], [1])
 
 
+def test_paired_wilcoxon_small_tied_samples_match_scipys_permutation_test() -> None:
+    """n <= 13 with ties or zeros: scipy's "auto" runs an exhaustive permutation test (seconds per call); the
+    convolution gives the same p-values."""
+    from scipy import stats as sst
+
+    rng = np.random.default_rng(3)
+    cases = [np.array([2.0, 2, 2]), np.array([0, 2, 0, 1, 3.0]), np.array([1, -1, 2, 2, -2, 3, 0.5, 0.5])]
+    cases += [rng.integers(-3, 4, size=n).astype(float) for n in (4, 7, 10, 13) for _ in range(3)]
+    for d in cases:
+        if not np.any(d != 0):
+            continue
+        expected = sst.wilcoxon(d, method=sst.PermutationMethod()).pvalue
+        assert paired_wilcoxon(d, np.zeros(len(d))).p_value == pytest.approx(expected, rel=1e-9), d
+
+
 def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "ratings":  # many ties
         return rng.integers(-4, 5, n).astype(float)
