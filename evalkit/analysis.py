@@ -96,12 +96,13 @@ EVALUATION_READ = (
     ("button", JsonField("detail", "button"), "category"),  # the slider's button, read out of the JSON
     ("created_at_sample", Sampled("created_at", TIMELINE_SAMPLES), "text"),
     # the items kinds: the systems shown (JSON list, display order: few distinct values), the item's id (a JSON
-    # list of one), a real-or-generated answer's confidence, and the score task's scores (JSON text, parsed
-    # in bulk by pyarrow's JSON reader, see score_values)
+    # list of one), a real-or-generated answer's confidence, and a score answer's whole detail (JSON text,
+    # parsed in bulk by pyarrow's JSON reader, see score_values: SQLite's json_extract of the scores cost
+    # 1 s per million answers, reading the text as it is 0.1 s)
     ("sources", "sources", "category"),
     ("item_ids", ForKinds("item_ids", ITEM_KINDS), "category"),
     ("confidence", JsonField("detail", "confidence"), "int"),
-    ("scores", JsonField("detail", "scores"), "text"),
+    ("score_detail", ForKinds("detail", ("score",)), "text"),
 )
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
 RATING_READ = (
@@ -139,8 +140,8 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
 
     By default only what the analysis needs, columnar and dictionary-encoded
     (see :meth:`Store.read_tables`): the slider's button as a ``button`` column
-    instead of the ``detail`` JSON (and likewise ``confidence``, and ``scores``
-    as JSON text), ``item_ids`` of the items kinds only, and instead of ``created_at`` a
+    instead of the ``detail`` JSON (and likewise ``confidence``; a score answer's
+    ``detail`` as ``score_detail``), ``item_ids`` of the items kinds only, and instead of ``created_at`` a
     ``created_at_sample`` column holding the timestamp of about
     ``TIMELINE_SAMPLES`` evenly spaced answers (every k-th id, and the newest),
     which is all the timeline draws. ``full=True`` reads every column as stored
@@ -227,10 +228,25 @@ def json_values(column: pd.Series) -> tuple[np.ndarray, list[Any]]:
 
 
 def item_codes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the code of the item it showed (-1: none), and the item ids: the one id of ``item_ids``."""
-    codes, lists = json_values(rows["item_ids"])
-    firsts = pd.Series([str(v[0]) if isinstance(v, list) and v else None for v in lists], dtype=object)
-    per_value, ids = pd.factorize(firsts)  # -1 where a value holds no id
+    """Per row, the code of the item it showed (-1: none), and the item ids: the one id of ``item_ids``.
+
+    The distinct values (one per item: 10,000 for 10,000 items) are read by a regular expression in Arrow
+    (``["id"]``, the form the store writes); only a value of another form is decoded by ``json.loads``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes, names = _codes(rows["item_ids"])
+    texts = pa.array([v if isinstance(v, str) else None for v in names], type=pa.string())
+    found = pc.struct_field(pc.extract_regex(texts, r'^\["(?P<id>[^"\\]*)"\]$'), [0]).to_pylist() \
+        if len(texts) else []
+    firsts: list[str | None] = []
+    for text, hit in zip(names, found, strict=True):
+        if hit is None and isinstance(text, str) and text:
+            value = json.loads(text)
+            hit = str(value[0]) if isinstance(value, list) and value else None
+        firsts.append(hit)
+    per_value, ids = pd.factorize(pd.Series(firsts, dtype=object))  # -1 where a value holds no id
     return _take(per_value.astype(np.int64), codes, -1), np.asarray(ids, dtype=object)
 
 
@@ -264,34 +280,29 @@ def _ndjson(column: pd.Series) -> Any:
 def score_values(rows: pd.DataFrame, scales: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per scale id: (row, position, value) of every score given, rows and positions as integers.
 
-    The scores are a JSON object ``{scale: [value per output, display order]}`` per row: the ``scores`` column
-    :func:`load_frames` reads, or the ``scores`` key of ``detail``. They are parsed all at once by pyarrow's
-    JSON reader (C++, several threads) from one newline-delimited buffer, not by ``json.loads`` per row.
+    A score answer's ``detail`` holds ``{"scores": {scale: [value per output, display order]}, ...}``: the
+    ``score_detail`` column :func:`load_frames` reads, or ``detail``. All rows are parsed at once by
+    pyarrow's JSON reader (C++, several threads) from one newline-delimited buffer, with an explicit schema
+    (other keys ignored), not by ``json.loads`` per row.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    lists = pa.list_(pa.float64())
-    schema = pa.schema([(scale, lists) for scale in scales])
-    column = rows["scores"] if "scores" in rows.columns else rows["detail"]
-    if "scores" not in rows.columns:
-        schema = pa.schema([("scores", pa.struct(list(schema)))])
-    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     if not len(rows) or not scales:
         return dict.fromkeys(scales, empty)
+    column = rows["score_detail"] if "score_detail" in rows.columns else rows["detail"]
+    lists = pa.list_(pa.float64())
+    schema = pa.schema([("scores", pa.struct([(scale, lists) for scale in scales]))])
     table = pj.read_json(pa.BufferReader(_ndjson(column)), read_options=pj.ReadOptions(block_size=8 << 20),
                          parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     if table.num_rows != len(rows):  # (a stored value with a raw newline: cannot happen with json.dumps)
         raise ValueError(f"score JSON: {table.num_rows} values parsed for {len(rows)} answers")
-    if "scores" not in rows.columns:
-        struct = table.column("scores").combine_chunks()
-        parts = {scale: struct.field(scale) for scale in scales}
-    else:
-        parts = {scale: table.column(scale).combine_chunks() for scale in scales}
-    import pyarrow.compute as pc
-
-    for scale, arr in parts.items():
+    struct = table.column("scores").combine_chunks()
+    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for scale in scales:
+        arr = struct.field(scale)
         if not len(arr):
             out[scale] = empty
             continue

@@ -87,7 +87,7 @@ def judged_pairs(item: np.ndarray, item_names: np.ndarray, system: np.ndarray, s
     of the items (``item_names``) and the systems (``systems``)."""
     k = max(len(systems), 1)
     ok = (item >= 0) & (system >= 0)
-    cells = np.unique(item[ok] * k + system[ok])
+    cells = np.flatnonzero(np.bincount(item[ok] * k + system[ok], minlength=len(item_names) * k))
     return pd.DataFrame({"item_id": np.asarray(item_names, dtype=object)[cells // k],
                          "system": np.asarray(list(systems), dtype=object)[cells % k]})
 

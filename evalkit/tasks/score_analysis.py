@@ -185,12 +185,11 @@ def _scales(task: Mapping[str, Any], rows: pd.DataFrame) -> list[dict[str, Any]]
 
     from ..analysis import _ndjson
 
-    column = rows["scores"] if "scores" in rows.columns else rows["detail"]
+    column = rows["score_detail"] if "score_detail" in rows.columns else rows["detail"]
     table = pj.read_json(pa.BufferReader(_ndjson(column)))
-    if "scores" not in rows.columns:
-        if "scores" not in table.column_names:
-            return []
-        table = pa.Table.from_struct_array(table.column("scores").combine_chunks())
+    if "scores" not in table.column_names:
+        return []
+    table = pa.Table.from_struct_array(table.column("scores").combine_chunks())
     found = []
     for name in table.column_names:
         values = score_values(rows, [name])[name][2]
@@ -207,7 +206,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     metrics."""
     options = context.options
     confidence = options.confidence
-    rows = rows_of(ev, task["id"], ["session_id", "sources", "item_ids", "scores", "detail"])
+    rows = rows_of(ev, task["id"], ["session_id", "sources", "item_ids", "score_detail", "detail"])
     scales = _scales(task, rows)
     # systems: the order of the task's description, then any other shown, sorted
     source_code, shown = json_values(rows["sources"]) if "sources" in rows.columns else (
@@ -339,18 +338,19 @@ def _alpha(scale: Mapping[str, Any], label: str, kind: str, item: np.ndarray, sy
     """Krippendorff's alpha of one scale over (item, system) units: an evaluator's first score of a unit counts."""
     level = "interval" if kind == "slider" else "ordinal"
     known = (item >= 0) & (evaluator >= 0)
+    n_units = (int(item.max()) + 1) * max(k, 1) if len(item) else 0
     unit = item[known] * max(k, 1) + system[known]
     who, v = evaluator[known], value[known]
     raters = int(evaluator.max()) + 1 if len(evaluator) else 1
-    _, first = np.unique(unit * raters + who, return_index=True)
-    first = np.sort(first)
+    first = ~pd.Series(unit * raters + who).duplicated().to_numpy()  # an evaluator's first score of a unit
     unit, who, v = unit[first], who[first], v[first]
-    per_unit = np.bincount(np.unique(unit, return_inverse=True)[1]) if len(unit) else np.zeros(0, dtype=np.int64)
+    per_unit = np.bincount(unit, minlength=n_units)
     units = int((per_unit >= 2).sum())
-    multi = np.isin(unit, np.unique(unit)[per_unit >= 2]) if len(unit) else np.zeros(0, dtype=bool)
-    alpha = stats.alpha_from_long(unit, who, v, level) if units >= 2 else math.nan
+    multi = per_unit[unit] >= 2  # only units judged twice or more are pairable
+    alpha = stats.alpha_from_long(unit[multi], who[multi], v[multi], level) if units >= 2 else math.nan
+    n_raters = int((np.bincount(who[multi], minlength=raters) > 0).sum())
     note = ("" if not math.isnan(alpha) else "no scores yet" if not len(value) else
             "needs two or more (item, system) units scored by two or more evaluators" if units < 2 else
             "undefined: every score of the units scored twice or more is the same (no variation)")
     return {"scale": scale["id"], "label": label, "level": level, "alpha": alpha, "units": units,
-            "raters": len(np.unique(who[multi])), "note": note}
+            "raters": n_raters, "note": note}
