@@ -27,12 +27,13 @@ from pathlib import Path
 from bench_stats import scan_floor
 from common import HEADER, Databases, bulk_insert, fmt_s, row
 
-from evalkit.analysis import Options, TaskContext, analyse, load_frames, score_values
+from evalkit.analysis import EVALUATION_READ, Options, TaskContext, analyse, load_frames, score_values
 from evalkit.items import load_items
 from evalkit.store import COLUMNS, now_iso, open_store
 from evalkit.tasks import KINDS
 
 SYSTEMS = ["gpt4", "llama", "t5", "human"]
+NEW_COLUMNS = ("sources", "item_ids", "confidence", "score_detail")
 QUALITY = {"gpt4": 0.8, "llama": 0.4, "t5": -0.6, "human": 0.5}
 SUMMARY = {"title": "bench items", "tasks": [
     {"id": "cmp", "kind": "compare", "title": "Which reply is better?", "systems": [], "response": "choice-tie",
@@ -112,7 +113,8 @@ def main() -> None:
         by_task = {"cmp": items, "sc": items}
         store = open_store(path)
         floor_label, scan, close_scan = scan_floor(path)
-        floor_t, read_t, compute_t, parse_t, cmp_t, sc_t = [], [], [], [], [], []
+        before = [c for c in EVALUATION_READ if c[0] not in NEW_COLUMNS]
+        floor_t, read_t, compute_t, parse_t, cmp_t, sc_t, old_t = [], [], [], [], [], [], []
         for _ in range(args.repeat):  # the floor and the figure in alternation: drift falls on both
             t0 = time.perf_counter()
             scan()
@@ -124,7 +126,11 @@ def main() -> None:
             t2 = time.perf_counter()
             read_t.append(t1 - t0)
             compute_t.append(t2 - t1)
-            # the parts, on the same frames (not in the cold figure)
+            # the parts, on the same frames (not in the cold figure); the read of the columns read before the
+            # items kinds (the pairwise / triplet / rating analysis) on the same rows
+            t0 = time.perf_counter()
+            store.read_tables({"evaluations": ("evaluations", before)})
+            old_t.append(time.perf_counter() - t0)
             ev = frames.evaluations
             rows = ev.loc[(ev["task"] == "sc").to_numpy(), ["score_detail"]]
             t0 = time.perf_counter()
@@ -147,6 +153,8 @@ def main() -> None:
         print(HEADER)
         print(row(f"read the tables (load_frames; runs: {', '.join(fmt_s(x) for x in read_t)})", fmt_s(read),
                   f"{floor_label} {fmt_s(floor)}", f"{read / floor:.1f}x"))
+        print(row(f"  of which: the evaluations columns read before the items kinds ({len(before)} of "
+                  f"{len(EVALUATION_READ)}; the new ones: {', '.join(NEW_COLUMNS)})", fmt_s(statistics.median(old_t))))
         print(row("compute every result table (analyse)", fmt_s(statistics.median(compute_t))))
         print(row(f"  of which: parse the score JSON of {len(rows):,} answers (pyarrow.json)",
                   fmt_s(statistics.median(parse_t))))

@@ -2,6 +2,7 @@
 
     python bench/run.py            # all of them (about 10 minutes on 2 cores)
     python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items
+                                   #         analysis_items
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items"]
+BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "analysis_items"]
 
 
 def main() -> int:

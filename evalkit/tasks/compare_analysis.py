@@ -93,7 +93,7 @@ class CompareResult:
         out.append(Block("Win share per system (ties as half)", sh.assign(
             wins=sh["wins"].map(lambda v: fmt_num(v, 1)), share=sh["share"].map(fmt_pct),
             **{"95% CI": [fmt_ci(a, b) for a, b in zip(sh["low"], sh["high"], strict=True)]})[
-            ["system", "wins", "comparisons", "share", "95% CI"]], SHARE_NOTE))
+            ["system", "wins", "comparisons", "share", "95% CI"]].rename(columns={"share": "share %"}), SHARE_NOTE))
         bt = self.bradley_terry
         out.append(Block("Bradley–Terry strengths", bt_table(bt.rename(columns={"system": "source"})).rename(
             columns={"source": "system"}) if len(bt) else None,

@@ -115,7 +115,7 @@ class RealFakeResult:
                 stated=c["stated"].map(fmt_pct), accuracy=c["accuracy"].map(fmt_pct),
                 **{"95% CI": [fmt_ci(lo, hi) for lo, hi in zip(c["low"], c["high"], strict=True)]})[
                 ["level", "label", "stated", "accuracy", "95% CI", "n"]].rename(
-                columns={"stated": "stated %", "accuracy": "accuracy %"}),
+                columns={"label": "confidence", "stated": "stated %", "accuracy": "accuracy %"}),
                 CALIBRATION_NOTE.format(ece=fmt_num(self.ece, 3), stated=fmt_pct(self.mean_stated) + "%",
                                         accuracy=fmt_pct(self.accuracy["rate"].iloc[0]) + "%", verdict=verdict),
                 f"realfake_calibration:{self.task}" if c["n"].sum() else ""))
