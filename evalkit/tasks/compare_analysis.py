@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis import Block, TaskContext, _recode, bradley_terry_intervals, item_codes, pairwise_results
+from ..analysis import Block, TaskContext, _bt_frame, _recode, bradley_terry_intervals, item_codes, pairwise_results
 from ..export import bt_table, fmt_ci, fmt_num, fmt_pct
+from ..stats import bradley_terry_matrix
 from ..text import join_title
 from .items_analysis import (
     BT_NOTE,
@@ -166,9 +167,6 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     systems = list(pair.wins.index)
     bt = pd.DataFrame(columns=["system", "log_strength", "low", "high"])
     if len(pair.records):
-        from ..analysis import _bt_frame
-        from ..stats import bradley_terry_matrix
-
         intervals = bradley_terry_intervals([pair], systems, options.bootstrap_resamples, options.bootstrap_seed,
                                             confidence)
         bt = _bt_frame(bradley_terry_matrix(systems, pair.wins.to_numpy()), intervals).rename(

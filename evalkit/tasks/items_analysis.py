@@ -19,6 +19,7 @@ from scipy import stats as _st
 from .. import stats
 from ..analysis import Options, TaskContext, _bt_frame
 from ..export import fmt_ci, fmt_num, fmt_p, fmt_pct
+from ..text import join_title
 
 if TYPE_CHECKING:
     from ..items import ItemSet
@@ -173,8 +174,6 @@ def correlation_display(table: pd.DataFrame) -> pd.DataFrame:
 def correlation_rows(table: pd.DataFrame, title: str) -> list[dict[str, Any]]:
     """Headline rows of a correlation table (Pearson and Kendall at each level; Spearman is in the page's
     table)."""
-    from ..text import join_title
-
     rows = []
     for r in table[table["method"] != "spearman"].itertuples():
         rows.append({"section": join_title(title, f"correlation with {r.metric} ({r.level} level)"),
