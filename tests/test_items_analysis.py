@@ -351,36 +351,49 @@ def test_correlation_with_metrics_at_item_and_system_level(tmp_path: Path) -> No
 # ----------------------------------------------------------------------------- end to end
 
 
-@pytest.fixture(scope="module")
-def items_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A SQLite database of 10 evaluators through every items task of the items study (and the config)."""
+def fill_items_study(config: Path, location: Path | str, evaluators: int = 10) -> None:
+    """``evaluators`` sessions through every items task of the items study, into the database at ``location``."""
     from evalkit.config import open_study, study_summary
     from evalkit.store import open_store
-    from tests.helpers import answer_items_tasks, make_items_study
+    from tests.helpers import answer_items_tasks
 
-    tmp = tmp_path_factory.mktemp("items")
-    config = make_items_study(tmp / "study")
     loaded = open_study(config)
-    db = tmp / "db.sqlite"
-    with open_store(db) as store:
+    with open_store(location) as store:
         store.register_study(loaded.version, study_summary(loaded.study))
         rng = random.Random(4)
-        for e in range(10):
+        for e in range(evaluators):
             answer_items_tasks(store, loaded, store.create_session(study_version=loaded.version,
                                                                     evaluator_name=f"e{e}"), rng)
-    return config, db
 
 
-def test_columnar_and_plain_frames_give_the_same_items_results(items_db: tuple[Path, Path]) -> None:
+@pytest.fixture(scope="module")
+def items_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.helpers import make_items_study
+
+    return make_items_study(tmp_path_factory.mktemp("items") / "study")
+
+
+@pytest.fixture(scope="module")
+def items_db(items_config: Path) -> tuple[Path, Path]:
+    """A SQLite database of 10 evaluators through every items task of the items study (and the config)."""
+    db = items_config.parent.parent / "db.sqlite"
+    fill_items_study(items_config, db)
+    return items_config, db
+
+
+def test_columnar_and_plain_frames_give_the_same_items_results(items_config: Path, db_url: str) -> None:
+    """On both backends: the columnar read (categoricals, JSON keys and the score detail read in SQL) gives the
+    same tables as every column read as stored and coded by the analysis."""
     from evalkit.config import open_study
     from evalkit.store import open_store
     from tests.test_analysis import flat_report
 
-    config, db = items_db
-    items = items_of(open_study(config))
-    with open_store(db) as store:
+    fill_items_study(items_config, db_url, evaluators=6)
+    items = items_of(open_study(items_config))
+    with open_store(db_url) as store:
         columnar, plain = load_frames(store), load_frames(store, full=True)
     assert isinstance(columnar.evaluations["item_ids"].dtype, pd.CategoricalDtype)
+    assert "detail" not in columnar.evaluations and "score_detail" in columnar.evaluations
     a, b = flat_report(analyse(columnar, items=items)), flat_report(analyse(plain, items=items))
     assert [r.task for r in analyse(columnar, items=items).item_tasks] == ["cmp", "help", "sc", "best", "order",
                                                                             "rf"]
