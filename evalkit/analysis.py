@@ -753,8 +753,16 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     answers = np.bincount(owner[mine], minlength=n)
     fast = np.bincount(owner[mine], weights=(times[mine] < fast_ms), minlength=n).astype(int)
     task, task_names = _codes(ev["task"])
-    runs = _longest_runs(owner, task, len(task_names), _codes(ev["response"])[0], ev["id"].to_numpy(), n)
-    agree = _majority_agreement(ev, owner, n)
+    # a score answer's response is always "scored" and a real-or-generated answer's review_source is the text
+    # shown, not a pick: the kinds say so (TaskKind.choice_in_review_source / .response_varies)
+    kind, kind_names = _codes(ev["kind"]) if "kind" in ev.columns else (np.full(len(ev), -1), np.zeros(0))
+    constant = np.isin(kind, [c for c, name in enumerate(kind_names)
+                              if name in KINDS and not KINDS[name].response_varies])
+    runs = _longest_runs(np.where(constant, -1, owner), task, len(task_names), _codes(ev["response"])[0],
+                         ev["id"].to_numpy(), n)
+    shown = np.isin(kind, [c for c, name in enumerate(kind_names)
+                           if name in KINDS and not KINDS[name].choice_in_review_source])
+    agree = _majority_agreement(ev[~shown] if shown.any() else ev, owner[~shown] if shown.any() else owner, n)
     table = sessions[["session_id", "evaluator_name", "external_id", "status", "started_at",
                       "completed_at"]].copy()
     table["completed"] = table["completed_at"].notna()

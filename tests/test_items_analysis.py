@@ -459,3 +459,24 @@ def test_report_cli_with_and_without_the_config(items_db: tuple[Path, Path]) -> 
     bare = run_cli("report", "--db", str(db))
     assert bare.returncode == 0 and "the study's items files were not given to the analysis" in bare.stdout
     assert "correlation with bleu" not in run_cli("report", "--db", str(db), "--format", "csv").stdout
+
+
+def test_evaluator_table_ignores_what_is_not_an_answer() -> None:
+    """A score answer's response is always "scored" (not straight-lining) and a realfake answer's review_source
+    is the text shown (not a pick for the majority agreement); a rank answer's best is a pick."""
+    from evalkit.analysis import RATING_COLUMNS, quality_signals
+    from tests.test_analysis import sessions_frame
+
+    ses = sessions_frame(("e1", "active", False), ("e2", "active", False))
+    no_ratings = pd.DataFrame(columns=RATING_COLUMNS)
+    rows = [answer(k + 1, "e1", "s", "score", k, ["x"], f"i{k}", "scored", {"scores": {"q": [3]}}) for k in range(4)]
+    rows += [answer(10 + k, e, "rf", "realfake", k, ["x"], "i1", said, {"confidence": 1})
+             for e in ("e1", "e2") for k, said in enumerate(["real", "generated"])]
+    q = quality_signals(ses, frame(rows), no_ratings).set_index("session_id")
+    # counted, the four "scored" would be a run of 4; the realfake answers alternate: runs of 1
+    assert q.loc["e1", "longest_same_run"] == 1 and q.loc["e1", "answers"] == 6
+    assert q["majority_agreement"].isna().all()  # both realfake answers "picked" x on slot 0: not picks
+    best = frame([answer(k + 1, e, "b", "rank", 0, ["x", "y"], "i1", "A") for k, e in enumerate(["e1", "e2"])])
+    best["review_source"], best["slot"] = "x", 0
+    agree = quality_signals(ses, best, no_ratings).set_index("session_id")
+    assert (agree["majority_agreement"] == 1.0).all()  # both picked x on item slot 0: a pick

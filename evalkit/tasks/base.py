@@ -167,6 +167,13 @@ class TaskKind:
     #: charts), imported only when a report is made (it needs scipy and Altair, which the survey does not);
     #: None: :mod:`evalkit.analysis` analyses the kind itself (triplet, pairwise, rating)
     analysis: ClassVar[str | None] = None
+    #: whether an answer's ``review_source`` is the evaluator's pick (a triplet's, a pair's, the best of a
+    #: ranking): the evaluator table's majority agreement compares picks; False for kinds that store the text
+    #: shown there (score, realfake)
+    choice_in_review_source: ClassVar[bool] = True
+    #: whether an answer's ``response`` says what the evaluator answered: the evaluator table's longest run of
+    #: identical responses (straight-lining) counts it; False for score (always "scored")
+    response_varies: ClassVar[bool] = True
 
     def parse(self, t: Table, common: Common) -> Any:
         """The typed task from its ``[[tasks]]`` table (common keys already read); ConfigError on mistakes."""
