@@ -1,7 +1,8 @@
 """Run every benchmark and print its Markdown section (the figures quoted in the README).
 
-    python bench/run.py            # all of them (about 15 minutes on 2 cores)
-    python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items plan_items
+    python bench/run.py            # all of them (about 17 minutes on 2 cores)
+    python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items
+                                   #         plan_items analysis_items
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "plan_items"]
+BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "plan_items",
+              "analysis_items"]
 
 
 def main() -> int:

@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from .analysis import Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
+from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
 from .config import ConfigError, LoadedStudy, RatingTask, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
@@ -150,11 +150,12 @@ def cmd_copy(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> Report:
+    items = items_of(open_study(args.config)) if args.config else None  # the items' automatic metrics
     store = _open_db(args.db)
     try:
         options = Options(completed_only=args.completed_only, fast_ms=args.fast_ms,
                           familiarity_weighted=args.familiarity_weighted)
-        return analyse(load_frames(store), options)
+        return analyse(load_frames(store), options, items)
     finally:
         store.close()
 
@@ -228,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
     p.add_argument("--fast-ms", type=int, default=Options.fast_ms, help="flag answers faster than this (ms)")
     p.add_argument("--familiarity-weighted", action="store_true", help="weight rating means by familiarity")
+    p.add_argument("--config", help="the study's config: its items files' automatic metrics are correlated with "
+                                    "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("export", help="write all evaluations or ratings as CSV")
     p.add_argument("what", choices=("evaluations", "ratings"))

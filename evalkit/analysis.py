@@ -18,28 +18,38 @@ coded with ``pd.factorize`` first), which is what the tests build by hand.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from . import stats
-from .store import JsonField, Sampled, Store
+from .store import ForKinds, JsonField, Sampled, Store
+from .tasks import KINDS
 from .text import csv_safe
+
+if TYPE_CHECKING:
+    from .config import LoadedStudy
+    from .items import ItemSet
 
 __all__ = [
     "CERA_COLUMNS",
+    "Block",
     "Frames",
     "Options",
     "Report",
+    "TaskContext",
+    "TaskResult",
     "analyse",
     "answer_time_bins",
     "bradley_terry_intervals",
     "evaluations_csv",
     "included_sessions",
+    "items_of",
     "load_frames",
     "pairwise_results",
     "quality_signals",
@@ -72,6 +82,9 @@ RATING_COLUMNS = ["id", "session_id", "task", "question_index", "item_id", "metr
 
 #: How many answer timestamps the timeline needs (it draws at most a few hundred points).
 TIMELINE_SAMPLES = 4000
+#: The kinds whose questions show an item of an items file: their item ids are read (a pool question's are
+#: review keys, nearly one distinct value per answer, which the analysis does not need).
+ITEM_KINDS = tuple(name for name, kind in KINDS.items() if kind.source == "items")
 #: What the analysis reads of the evaluations (not the JSON columns, which only the CSV export needs).
 EVALUATION_READ = (
     ("id", "id", "int"), ("session_id", "session_id", "category"), ("task", "task", "category"),
@@ -82,6 +95,14 @@ EVALUATION_READ = (
     ("matched", "matched", "int"),
     ("button", JsonField("detail", "button"), "category"),  # the slider's button, read out of the JSON
     ("created_at_sample", Sampled("created_at", TIMELINE_SAMPLES), "text"),
+    # the items kinds: the systems shown (JSON list, display order: few distinct values), the item's id (a JSON
+    # list of one), a real-or-generated answer's confidence, and a score answer's whole detail (JSON text,
+    # parsed in bulk by pyarrow's JSON reader, see score_values: SQLite's json_extract of the scores cost
+    # 1 s per million answers, reading the text as it is 0.1 s)
+    ("sources", "sources", "category"),
+    ("item_ids", ForKinds("item_ids", ITEM_KINDS), "category"),
+    ("confidence", JsonField("detail", "confidence"), "int"),
+    ("score_detail", ForKinds("detail", ("score",)), "text"),
 )
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
 RATING_READ = (
@@ -119,7 +140,8 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
 
     By default only what the analysis needs, columnar and dictionary-encoded
     (see :meth:`Store.read_tables`): the slider's button as a ``button`` column
-    instead of the ``detail`` JSON, and instead of ``created_at`` a
+    instead of the ``detail`` JSON (and likewise ``confidence``; a score answer's
+    ``detail`` as ``score_detail``), ``item_ids`` of the items kinds only, and instead of ``created_at`` a
     ``created_at_sample`` column holding the timestamp of about
     ``TIMELINE_SAMPLES`` evenly spaced answers (every k-th id, and the newest),
     which is all the timeline draws. ``full=True`` reads every column as stored
@@ -196,6 +218,102 @@ def _buttons(rows: pd.DataFrame) -> pd.Series:
     if "detail" in rows.columns:
         return rows["detail"].fillna("").astype(str).str.extract(r'"button":\s*"(\w+)"')[0]
     return pd.Series(None, index=rows.index, dtype=object)
+
+
+def json_values(column: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Integer codes of a JSON text column (-1 = missing) and each distinct value decoded: ``json.loads`` once
+    per distinct value (a categorical's dictionary), never once per row."""
+    codes, names = _codes(column)
+    return codes, [json.loads(v) if isinstance(v, str) and v else None for v in names]
+
+
+def item_codes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the code of the item it showed (-1: none), and the item ids: the one id of ``item_ids``.
+
+    The distinct values (one per item: 10,000 for 10,000 items) are read by a regular expression in Arrow
+    (``["id"]``, the form the store writes); only a value of another form is decoded by ``json.loads``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes, names = _codes(rows["item_ids"])
+    texts = pa.array([v if isinstance(v, str) else None for v in names], type=pa.string())
+    found = pc.struct_field(pc.extract_regex(texts, r'^\["(?P<id>[^"\\]*)"\]$'), [0]).to_pylist() \
+        if len(texts) else []
+    firsts: list[str | None] = []
+    for text, hit in zip(names, found, strict=True):
+        if hit is None and isinstance(text, str) and text:
+            value = json.loads(text)
+            hit = str(value[0]) if isinstance(value, list) and value else None
+        firsts.append(hit)
+    per_value, ids = pd.factorize(pd.Series(firsts, dtype=object))  # -1 where a value holds no id
+    return _take(per_value.astype(np.int64), codes, -1), np.asarray(ids, dtype=object)
+
+
+def json_int(rows: pd.DataFrame, key: str) -> np.ndarray:
+    """A whole-number key of the ``detail`` JSON per row as float (NaN where absent): the column
+    :func:`load_frames` read (``confidence``), or else parsed out of ``detail``."""
+    if key in rows.columns:
+        return pd.to_numeric(rows[key], errors="coerce").to_numpy(dtype=float)
+    if "detail" in rows.columns:
+        found = rows["detail"].fillna("").astype(str).str.extract(rf'"{key}":\s*(-?\d+)')[0]
+        return pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
+    return np.full(len(rows), np.nan)
+
+
+def _ndjson(column: pd.Series) -> Any:
+    """The values of a text column as one buffer of newline-delimited JSON (a missing or empty value as ``{}``),
+    joined by Arrow, with no Python string per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(column, type=pa.large_string(), from_pandas=True)
+    empty = pa.scalar("{}", pa.large_string())
+    text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), empty, text)
+    lines = pc.binary_join_element_wise(text, pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string()))
+    if isinstance(lines, pa.ChunkedArray):
+        lines = lines.combine_chunks()
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
+    return lines.buffers()[2][int(offsets[0]): int(offsets[-1])] if len(lines) else pa.py_buffer(b"")
+
+
+def score_values(rows: pd.DataFrame, scales: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per scale id: (row, position, value) of every score given, rows and positions as integers.
+
+    A score answer's ``detail`` holds ``{"scores": {scale: [value per output, display order]}, ...}``: the
+    ``score_detail`` column :func:`load_frames` reads, or ``detail``. All rows are parsed at once by
+    pyarrow's JSON reader (C++, several threads) from one newline-delimited buffer, with an explicit schema
+    (other keys ignored), not by ``json.loads`` per row.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    if not len(rows) or not scales:
+        return dict.fromkeys(scales, empty)
+    column = rows["score_detail"] if "score_detail" in rows.columns else rows["detail"]
+    lists = pa.list_(pa.float64())
+    schema = pa.schema([("scores", pa.struct([(scale, lists) for scale in scales]))])
+    table = pj.read_json(pa.BufferReader(_ndjson(column)), read_options=pj.ReadOptions(block_size=8 << 20),
+                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    if table.num_rows != len(rows):  # (a stored value with a raw newline: cannot happen with json.dumps)
+        raise ValueError(f"score JSON: {table.num_rows} values parsed for {len(rows)} answers")
+    struct = table.column("scores").combine_chunks()
+    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for scale in scales:
+        arr = struct.field(scale)
+        if not len(arr):
+            out[scale] = empty
+            continue
+        arr = arr.cast(pa.large_list(pa.float64()))
+        row = pc.list_parent_indices(arr).to_numpy().astype(np.int64)
+        value = pc.list_flatten(arr).to_numpy(zero_copy_only=False).astype(float)
+        offsets = arr.offsets.to_numpy().astype(np.int64)
+        position = np.arange(len(row), dtype=np.int64) - (offsets[row] - offsets[0])
+        given = ~np.isnan(value)
+        out[scale] = (row[given], position[given], value[given])
+    return out
 
 
 def tasks_of(frames: Frames) -> list[dict[str, Any]]:
@@ -635,8 +753,16 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     answers = np.bincount(owner[mine], minlength=n)
     fast = np.bincount(owner[mine], weights=(times[mine] < fast_ms), minlength=n).astype(int)
     task, task_names = _codes(ev["task"])
-    runs = _longest_runs(owner, task, len(task_names), _codes(ev["response"])[0], ev["id"].to_numpy(), n)
-    agree = _majority_agreement(ev, owner, n)
+    # a score answer's response is always "scored" and a real-or-generated answer's review_source is the text
+    # shown, not a pick: the kinds say so (TaskKind.choice_in_review_source / .response_varies)
+    kind, kind_names = _codes(ev["kind"]) if "kind" in ev.columns else (np.full(len(ev), -1), np.zeros(0))
+    constant = np.isin(kind, [c for c, name in enumerate(kind_names)
+                              if name in KINDS and not KINDS[name].response_varies])
+    runs = _longest_runs(np.where(constant, -1, owner), task, len(task_names), _codes(ev["response"])[0],
+                         ev["id"].to_numpy(), n)
+    shown = np.isin(kind, [c for c, name in enumerate(kind_names)
+                           if name in KINDS and not KINDS[name].choice_in_review_source])
+    agree = _majority_agreement(ev[~shown] if shown.any() else ev, owner[~shown] if shown.any() else owner, n)
     table = sessions[["session_id", "evaluator_name", "external_id", "status", "started_at",
                       "completed_at"]].copy()
     table["completed"] = table["completed_at"].notna()
@@ -716,6 +842,65 @@ def _majority_agreement(ev: pd.DataFrame, owner: np.ndarray, n: int) -> np.ndarr
     return out
 
 
+# ----------------------------------------------------------------------------- kinds analysed in their own modules
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What a kind's analysis (:meth:`evalkit.tasks.base.TaskKind.results`) gets besides the answers."""
+
+    options: Options
+    #: the task's items file as loaded (the automatic metrics of its items); None when the caller gave none
+    items: ItemSet | None = None
+    #: why ``items`` is None, for the note under the metric correlations
+    items_note: str = "the study's items files were not given to the analysis"
+
+
+@dataclass(frozen=True)
+class Block:
+    """One table of a task's results as the results page and the Markdown report show it: a heading, the
+    table formatted for display (None: only the note), a note under it (how its intervals and tests were
+    made, with references), and the key of its chart in the report's charts ("" = none)."""
+
+    heading: str
+    table: pd.DataFrame | None
+    note: str = ""
+    chart: str = ""
+
+
+class TaskResult(Protocol):
+    """The results of one task of a kind analysed in its own module (compare, score, rank, realfake)."""
+
+    task: str
+    title: str
+    kind: str
+    n_answers: int
+
+    def describe(self) -> str:
+        """The kind and its variant for headings: ``compare, choice-tie``."""
+
+    def blocks(self) -> list[Block]:
+        """Every table, in order, formatted for display."""
+
+    def main_rows(self) -> list[dict[str, Any]]:
+        """Rows of the headline table (:func:`evalkit.export.main_results`): section, label, detail, value, low,
+        high, p_value, n, interval, kind (``pct`` or ``num``)."""
+
+    def charts(self) -> dict[str, Any]:
+        """Altair charts by the key the blocks name."""
+
+
+def items_of(loaded: LoadedStudy) -> dict[str, ItemSet]:
+    """The items file of every task that reads one, by task id: what :func:`analyse` correlates the human
+    judgments with (the items' ``metrics``); the database's task descriptions do not hold them."""
+    out: dict[str, ItemSet] = {}
+    for task in loaded.study.tasks:
+        files = KINDS[task.kind].items_files(task)
+        if files and files[0] in loaded.item_sets:
+            out[task.id] = loaded.item_sets[files[0]]
+    return out
+
+
 # ----------------------------------------------------------------------------- the whole report
 
 
@@ -737,6 +922,8 @@ class Report:
     timeline: pd.DataFrame  # time, count, series: cumulative evaluators started / completed and answers
     answer_times: pd.DataFrame  # start, end, count: histogram of seconds per answer (included answers)
     title: str = ""
+    #: the tasks of kinds analysed in their own modules (compare, score, rank, realfake), in study order
+    item_tasks: list[TaskResult] = field(default_factory=list)
 
 
 def timeline(sessions: pd.DataFrame, answers: pd.DataFrame, max_points: int = 400) -> pd.DataFrame:
@@ -781,8 +968,14 @@ def answer_time_bins(answers: pd.DataFrame, fast_ms: int, bins: int = 40) -> pd.
     return pd.DataFrame({"start": edges[:-1], "end": edges[1:], "count": counts})
 
 
-def analyse(frames: Frames, options: Options | None = None) -> Report:
-    """Compute every result table from the stored rows."""
+def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, ItemSet] | None = None) -> Report:
+    """Compute every result table from the stored rows.
+
+    ``items``: the items file of each task, by task id (:func:`items_of`), for the correlation of human
+    judgments with the items' automatic metrics; without it that section says the files were not given.
+    The kinds that hold their own analysis are dispatched through the registry
+    (:meth:`evalkit.tasks.base.TaskKind.results`).
+    """
     options = options or Options()
     included = included_sessions(frames.sessions, options.completed_only)
     ev, rt = frames.evaluations, frames.ratings
@@ -800,11 +993,22 @@ def analyse(frames: Frames, options: Options | None = None) -> Report:
         total = pd.DataFrame()
         for p in pairwise:
             total = total.add(p.wins, fill_value=0)
-        items = sorted(total.index, key=str)
-        bt_all = _bt_frame(stats.bradley_terry_matrix(items, total.reindex(index=items, columns=items)
+        sources = sorted(total.index, key=str)
+        bt_all = _bt_frame(stats.bradley_terry_matrix(sources, total.reindex(index=sources, columns=sources)
                                                       .fillna(0).to_numpy()),
-                           bradley_terry_intervals(pairwise, items, options.bootstrap_resamples,
+                           bradley_terry_intervals(pairwise, sources, options.bootstrap_resamples,
                                                    options.bootstrap_seed, options.confidence))
+    item_tasks = []
+    for t in tasks:
+        kind = KINDS.get(t["kind"])
+        if kind is None:
+            continue
+        given = None if items is None else items.get(t["id"])
+        note = ("the study's items files were not given to the analysis" if items is None else
+                "the task's items file is not in the study's config" if given is None else "")
+        result = kind.results(ev, t, TaskContext(options, given, note))
+        if result is not None:
+            item_tasks.append(result)
     titles = [s.get("title", "") for s in frames.studies.values()]
     return Report(
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
@@ -814,7 +1018,7 @@ def analyse(frames: Frames, options: Options | None = None) -> Report:
         triplets=triplets, pairwise=pairwise, bradley_terry_all=bt_all, ratings=rating,
         quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms),
         timeline=timeline(frames.sessions, ev), answer_times=answer_time_bins(ev, options.fast_ms),
-        title=titles[-1] if titles else "",
+        title=titles[-1] if titles else "", item_tasks=item_tasks,
     )
 
 

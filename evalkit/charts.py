@@ -14,8 +14,8 @@ from .analysis import PairwiseResult, RatingResult, Report, TripletResult
 from .display import Zone
 from .text import join_title
 
-__all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rating_chart", "report_specs", "selection_chart",
-           "time_histogram", "timeline_chart", "to_spec", "win_rate_chart"]
+__all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rate_chart", "rating_chart", "report_specs",
+           "selection_chart", "time_histogram", "timeline_chart", "to_spec", "win_rate_chart"]
 
 BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
 
@@ -30,6 +30,12 @@ def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_tit
     rule = alt.Chart(pd.DataFrame({"chance": [chance]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
         x="chance:Q", tooltip=[alt.Tooltip("chance:Q", format=".1%", title="chance")])
     return (bars + errors + rule).properties(title=title, height=alt.Step(34))
+
+
+def rate_chart(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
+    """Rates (``rate``, ``low``, ``high``, ``n``, ``p_value`` columns) as bars with their intervals, one bar per
+    value of ``y``, and a dashed line at ``chance``: the chart of every rate table."""
+    return _interval_bars(frame, y, chance, title, x_title)
 
 
 def selection_chart(result: TripletResult) -> alt.Chart:
@@ -150,8 +156,9 @@ def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
 
 def report_specs(report: Report, zone: Zone | None = None) -> dict[str, dict[str, Any]]:
     """Every chart of the results page as a Vega-Lite dict, by key (``selection:<task>``, ``wins:<task>``,
-    ``bradley_terry``, ``rating:<task>``, ``timeline``,
-    ``timeline_evaluators``, ``answer_times``); times in ``zone`` (default UTC).
+    ``bradley_terry``, ``rating:<task>``, ``timeline``, ``timeline_evaluators``, ``answer_times``, and the
+    charts of the items kinds' results, ``<name>:<task>``, from their ``charts()``); times in ``zone``
+    (default UTC).
 
     Building and validating the Altair charts is most of a results-page rerun, so the page builds them
     once per report (cached with it) and renders the dicts; the charts' data are small (pre-aggregated).
@@ -161,6 +168,7 @@ def report_specs(report: Report, zone: Zone | None = None) -> dict[str, dict[str
     if not report.bradley_terry_all.empty:
         specs["bradley_terry"] = to_spec(bt_chart(report.bradley_terry_all))
     specs |= {f"rating:{r.task}": to_spec(rating_chart(r)) for r in report.ratings if not r.distribution.empty}
+    specs |= {key: to_spec(chart) for r in report.item_tasks for key, chart in r.charts().items()}
     if report.n_answers:
         specs["timeline"] = to_spec(timeline_chart(report.timeline, zone, "answers"))
         specs["timeline_evaluators"] = to_spec(timeline_chart(report.timeline, zone, "evaluators"))

@@ -66,7 +66,10 @@ def main_results(report: Report) -> pd.DataFrame:
 
     Sections: triplet selection rates (vs chance 1/k), pairwise win rates (vs
     .5, first source of each pair), Bradley–Terry log-strengths (percentile
-    bootstrap over evaluators), rating MOS (t intervals clipped to the scale).
+    bootstrap over evaluators), rating MOS (t intervals clipped to the scale),
+    then the rows of each compare / score / rank / realfake task (its
+    ``main_rows()``: win rates, mean scores, best-of-n shares, accuracy and
+    fooling rates, strengths, correlations with automatic metrics).
     ``interval`` names each row's interval; ``n`` is an integer (empty where
     there is none, e.g. the Bradley–Terry rows).
     """
@@ -99,6 +102,8 @@ def main_results(report: Report) -> pd.DataFrame:
                          "low": r.low, "high": r.high, "p_value": math.nan, "n": r.n,
                          "interval": f"Student t, clipped to 1–{r.scale}" if r.clipped else "Student t",
                          "kind": "num"})
+    for result in report.item_tasks:  # compare, score, rank, realfake: each kind says what its headline rows are
+        rows += result.main_rows()
     frame = pd.DataFrame(rows, columns=["section", "label", "detail", "value", "low", "high", "p_value", "n",
                                         "interval", "kind"])
     frame["n"] = frame["n"].astype("Int64")
@@ -140,9 +145,13 @@ def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
     clipped = table["interval"].str.startswith("Student t, clipped").any()
     means = ("scores with Student-$t$ intervals, clipped to the rating scale (marked $^\\dagger$)" if clipped
              else "scores with Student-$t$ intervals")
-    has_bt = (table["section"] == "Bradley–Terry log-strength (all pairs)").any()
+    has_bt = table["interval"].str.startswith("bootstrap percentile").any()
     boot = (f";\n  Bradley--Terry log-strengths with percentile bootstrap intervals (evaluators resampled "
             f"{report.options.bootstrap_resamples:,} times)") if has_bt else ""
+    if table["interval"].eq("Fisher z").any():
+        boot += ";\n  correlations with automatic metrics with Fisher-$z$ intervals"
+    if table["interval"].eq("order statistics").any():
+        boot += ";\n  medians with distribution-free order-statistic intervals"
     lines = [
         "% Requires \\usepackage{booktabs}",
         "\\begin{table}[t]",
@@ -306,6 +315,15 @@ def markdown_report(report: Report) -> str:
                   "Score distribution:", "",
                   _md(dist), "", "Krippendorff's alpha (ordinal), items with two or more raters:", "",
                   _md(agree[["label", "alpha", "items", "raters"]]), ""]
+    for result in report.item_tasks:
+        parts += [f"## {result.title} (`{result.task}`, {result.describe()}): {count_text(result.n_answers, 'answer')}",
+                  ""]
+        for block in result.blocks():
+            parts += [f"{block.heading}:", ""]
+            if block.table is not None:
+                parts += [_md(block.table), ""]
+            if block.note:
+                parts += [block.note, ""]
     q = report.quality.copy()
     if not q.empty:
         q["session"] = q["session_id"].str[:8]

@@ -23,7 +23,17 @@ from streamlit.delta_generator import DeltaGenerator
 
 import ui
 from evalkit import charts
-from evalkit.analysis import Frames, Options, Report, analyse, evaluations_csv, load_frames, ratings_csv
+from evalkit.analysis import (
+    Frames,
+    Options,
+    Report,
+    TaskResult,
+    analyse,
+    evaluations_csv,
+    items_of,
+    load_frames,
+    ratings_csv,
+)
 from evalkit.display import TIME_FORMAT, Zone, format_clock, readable, resolve_zone, to_local
 from evalkit.export import (
     alpha_notes,
@@ -124,12 +134,13 @@ class View:
 
 @st.cache_resource(max_entries=12, show_spinner="Computing the results...")
 def compute(_store: Store, database: str, version: tuple, options: Options, tz_name: str | None,
-            tz_offset: float | None) -> View:
+            tz_offset: float | None, study_version: str) -> View:
     """The view for one data version, one set of options and one time zone (the browser's): a refresh with
     no new answers costs one cheap query (``data_version``) and no recomputation, and renders what is
-    prepared here; changing an option recomputes without rereading."""
+    prepared here; changing an option recomputes without rereading. The study's items files (their automatic
+    metrics) come from the loaded study, named by its version."""
     zone = resolve_zone(tz_name, tz_offset)
-    report = analyse(frames_at(_store, database, version), options)
+    report = analyse(frames_at(_store, database, version), options, items_of(loaded))
     q = report.quality.copy()
     q.insert(0, "session", q["session_id"].map(_short))
     q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
@@ -283,6 +294,22 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
             chart(st, specs, "bradley_terry", width="stretch")
             table(st, bt_table(bt))
             st.caption(bt_note(report))
+    for result in report.item_tasks:
+        show_task(result, specs)
+
+
+def show_task(result: TaskResult, specs: dict[str, dict]) -> None:
+    """A compare, score, rank or realfake task: each of its tables under its chart, with its note."""
+    st.subheader(f"{result.title} · {result.describe()} · {result.n_answers:,} "
+                 f"{'answer' if result.n_answers == 1 else 'answers'}")
+    for block in result.blocks():
+        st.markdown(f"**{block.heading}**")
+        if block.chart:
+            chart(st, specs, block.chart, width="stretch")
+        if block.table is not None:
+            table(st, block.table)
+        if block.note:
+            st.caption(block.note)
 
 
 def show_ratings(report: Report, specs: dict[str, dict]) -> None:
@@ -413,7 +440,8 @@ version = store.data_version()
 st.session_state["_results_wall"] = time.time()
 watch(version)
 try:
-    view = compute(store, store.where, version, options, st.context.timezone, st.context.timezone_offset)
+    view = compute(store, store.where, version, options, st.context.timezone, st.context.timezone_offset,
+                   loaded.version)
 except StoreError as exc:  # e.g. the reader process failed: say what happened, keep the controls usable
     logging.getLogger("evalkit.results").exception("reading the answers failed")
     st.error(f"The answers could not be read for the analysis: {exc}. Nothing was changed or lost; the page "

@@ -234,3 +234,117 @@ def make_read_only(path: Path) -> Callable[[], None]:
     if done.returncode != 0:
         pytest.skip(f"cannot make a file read-only for root here (chattr: {done.stderr.strip()})")
     return lambda: subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+# ----------------------------------------------------------------------------- a study with every items kind
+
+ITEMS_TASKS = """
+[[tasks]]
+kind = "compare"
+id = "cmp"
+title = "Which reply is better?"
+instructions = "Pick the better reply."
+items = "datasets/responses.jsonl"
+questions = 6
+response = "choice-tie"
+
+[[tasks]]
+kind = "compare"
+id = "help"
+title = "Slide towards the better reply"
+instructions = "Slide."
+items = "datasets/responses.jsonl"
+questions = 3
+response = "slider"
+
+[[tasks]]
+kind = "score"
+id = "sc"
+title = "Score the replies"
+instructions = "Score each reply."
+items = "datasets/responses.jsonl"
+questions = 4
+outputs_per_question = 2
+
+[[tasks.scales]]
+id = "fluency"
+type = "likert"
+anchors = ["bad", "poor", "fair", "good", "great"]
+
+[[tasks.scales]]
+id = "quality"
+type = "slider"
+
+[[tasks]]
+kind = "rank"
+id = "best"
+title = "The best reply"
+instructions = "Pick the best."
+items = "datasets/responses.jsonl"
+questions = 3
+
+[[tasks]]
+kind = "rank"
+id = "order"
+title = "Order the replies"
+instructions = "Best first."
+items = "datasets/responses.jsonl"
+questions = 3
+response = "ranking"
+
+[[tasks]]
+kind = "realfake"
+id = "rf"
+title = "Written by the owner?"
+instructions = "Real or generated."
+items = "datasets/responses.jsonl"
+questions = 6
+target = "human"
+"""
+
+
+def make_items_study(tmp: Path) -> Path:
+    """The demo study plus a task of every items kind (compare with ties and the slider, score on a Likert and a
+    slider scale, rank best-of-n and full ranking, realfake with confidence) over ``datasets/responses.jsonl``,
+    whose items carry made-up metrics; returns the config path."""
+    config = copy_demo(tmp)
+    config.write_text(config.read_text(encoding="utf-8") + ITEMS_TASKS, encoding="utf-8")
+    return config
+
+
+def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
+    """Answer every items question of ``session``'s plan through the kinds' record functions, at random but
+    leaning towards gpt4 (so the statistics have something to find)."""
+    from evalkit.sampling import plan
+    from evalkit.tasks import rank, realfake, responses, score
+
+    def weight(system: str) -> float:
+        return {"gpt4": 3.0, "human": 2.0}.get(system, 1.0)
+
+    for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets):
+        if q.kind not in ("compare", "score", "rank", "realfake"):
+            continue
+        task = loaded.study.task(q.task)
+        ms = rng.randint(800, 9000)
+        if q.kind == "compare" and task.response == "slider":
+            a, b = (weight(s) for s in q.sources)
+            value = max(-100, min(100, round(40 * (b - a) + rng.gauss(0, 40))))
+            responses.record_slider(store, session, q, value, rng.choice(["accept", "reject"]), ms)
+        elif q.kind == "compare":
+            if rng.random() < 0.2:
+                responses.record_choice(store, session, q, responses.TIE, ms, ties=True)
+            else:
+                label = rng.choices(q.labels, [weight(s) for s in q.sources])[0]
+                responses.record_choice(store, session, q, label, ms, ties=True)
+        elif q.kind == "score":
+            scores = {s.id: [max(s.low, min(s.high, round(rng.gauss((s.low + s.high) / 2 + (s.high - s.low) / 6
+                                                                     * (weight(src) - 1.5), (s.high - s.low) / 5))))
+                             for src in q.sources] for s in task.scales}
+            score.record_scores(store, session, task, q, scores, None, ms)
+        elif q.kind == "rank":
+            order = sorted(q.labels, key=lambda lab: -weight(q.source_of(lab)) * rng.random())
+            rank.record_rank(store, session, task, q, order[:1] if task.response == "best" else order, ms)
+        else:
+            real = q.sources[0] == task.target
+            answer = "real" if (rng.random() < 0.7) == real else "generated"
+            realfake.record_realfake(store, session, task, q, answer, rng.randint(1, len(task.confidence)), ms)

@@ -28,6 +28,7 @@ from evalkit.stats import (
     median_ci,
     paired_wilcoxon,
     plackett_luce,
+    sample_size_paired,
     sample_size_two_proportions,
     wilcoxon_signed_rank,
     wilson_interval,
@@ -393,6 +394,21 @@ def test_paired_wilcoxon_zeros_nans_and_edges() -> None:
     assert empty.n == 0 and math.isnan(empty.p_value) and math.isnan(empty.hodges_lehmann)
     with pytest.raises(ValueError, match="paired"):
         paired_wilcoxon([1, 2], [1])
+
+
+def test_paired_wilcoxon_small_tied_samples_match_scipys_permutation_test() -> None:
+    """n <= 13 with ties or zeros: scipy's "auto" runs an exhaustive permutation test (seconds per call); the
+    convolution gives the same p-values."""
+    from scipy import stats as sst
+
+    rng = np.random.default_rng(3)
+    cases = [np.array([2.0, 2, 2]), np.array([0, 2, 0, 1, 3.0]), np.array([1, -1, 2, 2, -2, 3, 0.5, 0.5])]
+    cases += [rng.integers(-3, 4, size=n).astype(float) for n in (4, 7, 10, 13) for _ in range(3)]
+    for d in cases:
+        if not np.any(d != 0):
+            continue
+        expected = sst.wilcoxon(d, method=sst.PermutationMethod()).pvalue
+        assert paired_wilcoxon(d, np.zeros(len(d))).p_value == pytest.approx(expected, rel=1e-9), d
 
 
 def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -924,6 +940,47 @@ def test_best_of_n_shares_items_and_errors() -> None:
         best_of_n_shares(["a", "b"], [["a", "b"]])
     with pytest.raises(ValueError, match="unknown item"):
         best_of_n_shares(["a"], [["a", "b"]], items=["a"])
+
+
+def test_best_of_n_shares_weights_count_questions() -> None:
+    """Each distinct (shown, winner) once with its count gives the table of the questions listed one by one, for
+    fixed and mixed n; a weight of 0 removes the question."""
+    shown = [["a", "b"], ["a", "c"], ["b", "a"], ["a", "b", "c", "d"], ["d", "c", "a", "b"], ["c", "d"]]
+    winners = ["a", "c", "b", "a", "b", "d"]
+    counts = [3, 1, 2, 4, 1, 0]
+    expanded = best_of_n_shares([w for w, c in zip(winners, counts, strict=True) for _ in range(c)],
+                                [s for s, c in zip(shown, counts, strict=True) for _ in range(c)],
+                                items=["a", "b", "c", "d"])
+    weighted = best_of_n_shares(winners, shown, items=["a", "b", "c", "d"], weights=counts)
+    # wins: a 3 + 4, b 2 + 1, c 1, d 0; shown: a 3+1+2+4+1, b 3+2+4+1, c 1+4+1 (+0), d 4+1 (+0)
+    assert weighted.to_dict("list") == pytest.approx(expanded.to_dict("list"), rel=1e-12, nan_ok=True)
+    assert list(weighted["wins"]) == [7, 3, 1, 0] and list(weighted["shown"]) == [11, 10, 6, 5]
+    with pytest.raises(ValueError, match="whole numbers"):
+        best_of_n_shares(["a"], [["a", "b"]], weights=[0.5])
+    with pytest.raises(ValueError, match="one number per question"):
+        best_of_n_shares(["a"], [["a", "b"]], weights=[1, 2])
+    with pytest.raises(ValueError, match=">= 0"):
+        best_of_n_shares(["a"], [["a", "b"]], weights=[-1])
+
+
+def test_plackett_luce_weights_count_rankings() -> None:
+    distinct = [["a", "b", "c"], ["b", "a", "c"], ["c", "a"], ["a", "d", "b", "c"], ["d", "c"], ["b", "d"]]
+    counts = [5, 2, 3, 1, 2, 0]
+    expanded = [r for r, c in zip(distinct, counts, strict=True) for _ in range(c)]
+    assert plackett_luce(distinct, weights=counts) == pytest.approx(plackett_luce(expanded), abs=1e-9)
+    assert plackett_luce(RANKINGS, weights=[1] * len(RANKINGS)) == pytest.approx(plackett_luce(RANKINGS), abs=1e-12)
+    # the weight-0 ranking (b above d) does not count: d is then never above b, but still above c
+    near = [["a", "b", "c", "d", "e"], ["e", "d", "c", "b", "a"]]
+    assert plackett_luce(near, weights=[5000, 1]) == pytest.approx(plackett_luce(near[:1] * 5000 + near[1:]),
+                                                                    abs=1e-6)
+
+
+def test_sample_size_paired_matches_g_power() -> None:
+    # G*Power 3.1, t tests, means: difference from constant (one sample / matched pairs), two tails,
+    # alpha .05, power .80: d = 0.5 -> 34, d = 0.3 -> 90, d = 0.8 -> 15
+    assert [sample_size_paired(d) for d in (0.5, 0.3, 0.8, -0.5)] == [34, 90, 15, 34]
+    with pytest.raises(ValueError, match="non-zero"):
+        sample_size_paired(0.0)
 
 
 # ----------------------------------------------------------------------------- correlation

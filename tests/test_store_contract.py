@@ -22,6 +22,7 @@ import pytest
 from evalkit.store import (
     SCHEMA_VERSION,
     AnswerConflict,
+    ForKinds,
     JsonField,
     ParticipantHasSession,
     Sampled,
@@ -448,6 +449,26 @@ def test_read_columns_match_the_rows_nulls_first_json_and_samples(store: Store) 
     sampled = frame[frame["sample"].notna()]
     assert 10 <= len(sampled) <= 12 and sampled["id"].iloc[-1] == frame["id"].max()  # ~10, and the newest
     assert sampled["sample"].tolist() == [r["created_at"] for r in rows if r["id"] in set(sampled["id"])]
+
+
+def test_read_columns_restricted_to_kinds(store: Store) -> None:
+    """ForKinds: the column's value on rows of those kinds, NULL on the others; kinds are checked like names."""
+    s = store.create_session(study_version="v").session_id
+    for i, kind in enumerate(["triplet", "compare", "score", "compare", "pairwise"]):
+        store.record_answer(s, "t", i, "A", kind=kind, item_ids=[f"it{i}"], sources=["x", "y"],
+                            detail={"scores": {"q": [i, 2]}} if kind == "score" else None)
+    spec = [("id", "id", "int"), ("item_ids", ForKinds("item_ids", ("compare", "score")), "category"),
+            ("scores", JsonField("detail", "scores"), "text")]
+    frame = store.read_columns("evaluations", spec).to_pandas().sort_values("id")
+    assert frame["item_ids"].astype(object).where(frame["item_ids"].notna(), None).tolist() == [
+        None, '["it1"]', '["it2"]', '["it3"]', None]
+    import json
+
+    scores = [json.loads(x) if isinstance(x, str) else None for x in frame["scores"]]
+    assert scores == [None, None, {"q": [2, 2]}, None, None]
+    for bad in (ForKinds("item_ids", ("compare') OR (1=1",)), ForKinds("item_ids", ())):
+        with pytest.raises(ValueError, match="bad column spec"):
+            store.read_columns("evaluations", [("x", bad, "text")])
 
 
 def test_read_columns_of_an_empty_table_and_bad_requests(store: Store) -> None:

@@ -256,8 +256,22 @@ class Sampled:
     samples: int
 
 
-#: Where a read column comes from: a column name, a key of a JSON column, or a sampled column.
-Source = str | JsonField | Sampled
+@dataclass(frozen=True)
+class ForKinds:
+    """A column's value on the rows whose ``kind`` is one of ``kinds``; NULL elsewhere.
+
+    (The item ids of a question drawn from the review pools are its reviews' keys, nearly one distinct value
+    per answer: read as a dictionary-encoded column they would cost more than they tell. The analysis needs
+    the item ids of the kinds that show items from an items file only.)
+    """
+
+    column: str
+    kinds: tuple[str, ...]
+
+
+#: Where a read column comes from: a column name, a key of a JSON column, a sampled column, or a column
+#: restricted to some kinds of answers.
+Source = str | JsonField | Sampled | ForKinds
 #: One column of a columnar read: (name in the result, source, kind); kind is int, real, text or category
 #: (text, dictionary-encoded).
 ColumnSpec = tuple[str, Source, str]
@@ -276,6 +290,9 @@ def source_sql(source: Source, newest: int, json_sql: Callable[[str, str], str])
         return json_sql(source.column, source.key)
     if isinstance(source, Sampled):
         return sampled_sql(source, newest)
+    if isinstance(source, ForKinds):
+        kinds = ", ".join(f"'{k}'" for k in source.kinds)
+        return f"CASE WHEN kind IN ({kinds}) THEN {source.column} END"
     return source
 
 
@@ -287,6 +304,8 @@ def check_columns(table: str, columns: Sequence[ColumnSpec]) -> None:
         names = [name, source] if isinstance(source, str) else [name, source.column]
         if isinstance(source, JsonField):
             names.append(source.key)
+        if isinstance(source, ForKinds):
+            names += list(source.kinds) if isinstance(source.kinds, tuple) and source.kinds else [""]
         if kind not in COLUMN_KINDS or not all(isinstance(n, str) and _NAME.match(n) for n in names):
             raise ValueError(f"bad column spec {name!r} ({source!r}, {kind!r})")
 

@@ -10,6 +10,7 @@ and describes it for the analysis. The registry in :mod:`evalkit.tasks` maps
 from __future__ import annotations
 
 import difflib
+import importlib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..analysis import TaskContext, TaskResult
     from ..datasets import Review
     from ..items import ItemSet
     from ..rng import Mulberry32
@@ -159,6 +163,17 @@ class TaskKind:
     source: ClassVar[str] = "pools"
     #: one line for the README's and the error message's list of kinds
     summary_line: ClassVar[str] = ""
+    #: the module of :mod:`evalkit.tasks` holding the kind's analysis (``results``, its tables, export rows and
+    #: charts), imported only when a report is made (it needs scipy and Altair, which the survey does not);
+    #: None: :mod:`evalkit.analysis` analyses the kind itself (triplet, pairwise, rating)
+    analysis: ClassVar[str | None] = None
+    #: whether an answer's ``review_source`` is the evaluator's pick (a triplet's, a pair's, the best of a
+    #: ranking): the evaluator table's majority agreement compares picks; False for kinds that store the text
+    #: shown there (score, realfake)
+    choice_in_review_source: ClassVar[bool] = True
+    #: whether an answer's ``response`` says what the evaluator answered: the evaluator table's longest run of
+    #: identical responses (straight-lining) counts it; False for score (always "scored")
+    response_varies: ClassVar[bool] = True
 
     def parse(self, t: Table, common: Common) -> Any:
         """The typed task from its ``[[tasks]]`` table (common keys already read); ConfigError on mistakes."""
@@ -190,6 +205,14 @@ class TaskKind:
     def plan(self, task: Any, inputs: PlanInputs) -> list[Question]:
         """This evaluator's questions, for kinds whose ``source`` is ``"items"`` (seeded by ``inputs.seed``)."""
         return []
+
+    def results(self, evaluations: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> TaskResult | None:
+        """The task's result tables from the included answers (every task's rows; the kind picks its own) and
+        its description as stored (:meth:`describe` plus id, kind, title); None for the kinds
+        :mod:`evalkit.analysis` analyses itself."""
+        if self.analysis is None:
+            return None
+        return importlib.import_module(f"{__package__}.{self.analysis}").results(evaluations, task, context)
 
     def progress(self, task: Any, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
         """(steps in all, steps done) of this task, for the overall progress bar."""

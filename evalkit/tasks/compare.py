@@ -49,6 +49,7 @@ class CompareKind(TaskKind):
 
     name = "compare"
     source = "items"
+    analysis = "compare_analysis"
     summary_line = ("two systems' outputs for one item's input (items file), side by side; a choice, a choice "
                     "with 'no preference', or the HELP slider")
 

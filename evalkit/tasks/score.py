@@ -95,6 +95,9 @@ class ScoreKind(TaskKind):
 
     name = "score"
     source = "items"
+    analysis = "score_analysis"
+    choice_in_review_source = False
+    response_varies = False
     summary_line = ("absolute scores (Likert levels with anchors, or a 0-100 slider) of systems' outputs for an "
                     "item's input (items file), one at a time or several side by side")
 

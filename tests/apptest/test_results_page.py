@@ -169,6 +169,44 @@ def test_statistics_are_shown(harness: Harness) -> None:
     assert "Fleiss' kappa" in texts(at)
 
 
+def test_every_items_task_gets_its_section(make_harness, tmp_path) -> None:
+    """A study with every items kind (compare with ties and the slider, score, rank best-of-n and full ranking,
+    realfake): one section per task with its tables and charts, the metric correlations from the study's items
+    file, and the same main results as ``evalkit report --config``."""
+    from evalkit.analysis import analyse, items_of, load_frames
+    from evalkit.config import study_summary
+    from evalkit.export import results_csv
+    from tests.helpers import answer_items_tasks, make_items_study
+
+    h = make_harness(config=make_items_study(tmp_path / "items"))
+    loaded = h.loaded
+    h.store.register_study(loaded.version, study_summary(loaded.study))
+    rng = random.Random(8)
+    for e in range(6):
+        answer_items_tasks(h.store, loaded, h.store.create_session(study_version=loaded.version,
+                                                                   evaluator_name=f"Eval {e}"), rng)
+    at = unlock(results_app(h))
+    assert not at.exception
+    heads = [s.value for s in at.subheader]
+    for title in ("Which reply is better? · compare, choice-tie · 36 answers",
+                  "Slide towards the better reply · compare, slider · 18 answers",
+                  "Score the replies · score, 2 outputs per question · 24 answers",
+                  "The best reply · rank, best of n · 18 answers",
+                  "Order the replies · rank, full ranking · 18 answers",
+                  "Written by the owner? · real or generated, real = human · 36 answers"):
+        assert title in heads, (title, heads)
+    shown = texts(at)
+    for needle in ("Win rates (sign test, ties left out; and ties as half)", "Slider: mean preference",
+                   "Slider scales: mean z-score per system", "Krippendorff's alpha per scale",
+                   "Paired comparisons on the same items", "Plackett–Luce strengths", "Calibration of the confidence",
+                   "Sensitivity (d') and bias", "Dixon & Mood 1946", "Graham et al. 2013", "Hautus 1995"):
+        assert needle in shown, needle
+    assert "Fisher 1921" in shown and "were not given to the analysis" not in shown  # the page has the metrics
+    assert len(at.get("vega_lite_chart")) >= 14  # every items task has at least two charts
+    report = analyse(load_frames(h.store), items=items_of(loaded))
+    assert "Score the replies: correlation with bleu (item level)" in results_csv(report)
+
+
 def _status(h: Harness, sid: str) -> str:
     return h.store.get_session(sid).status
 
