@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..items import ItemSet
 from ..rng import Mulberry32, derive_seed, shuffle
@@ -37,10 +37,11 @@ from .base import Common, ConfigError, Table
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["ItemsSource", "PlanError", "balanced", "check_source", "items_source", "outline", "plan_items",
+__all__ = ["ItemsSource", "PlanError", "balanced", "check_source", "deal", "items_source", "outline", "plan_items",
            "systems_of"]
 
 _REJECTION_TRIES = 16
+T = TypeVar("T")
 
 
 class PlanError(Exception):
@@ -103,13 +104,19 @@ def outline(source: ItemsSource, items: ItemSet, shown: str) -> str:
             f"systems {', '.join(systems_of(source, items))})")
 
 
+def deal(choices: Sequence[T], n: int, rng: Mulberry32) -> list[T]:
+    """``n`` of ``choices`` dealt in rounds: each round every choice once, shuffled (so each comes
+    ``floor(n / c)`` or ``ceil(n / c)`` times)."""
+    dealt: list[T] = []
+    while len(dealt) < n:
+        dealt.extend(shuffle(list(choices), rng))
+    return dealt[:n]
+
+
 def balanced(combos: Sequence[tuple[str, ...]], questions: int, rng: Mulberry32) -> list[tuple[str, ...]]:
-    """``questions`` combinations dealt in rounds (each round every combination once, shuffled), then put in
-    display order: a pair alternates its order after a random first, larger combinations are shuffled."""
-    dealt: list[tuple[str, ...]] = []
-    while len(dealt) < questions:
-        dealt.extend(shuffle(list(combos), rng))
-    dealt = dealt[:questions]
+    """``questions`` combinations dealt in rounds (:func:`deal`), then put in display order: a pair
+    alternates its order after a random first, larger combinations are shuffled."""
+    dealt = deal(combos, questions, rng)
     flipped: dict[tuple[str, ...], bool] = {}
     out: list[tuple[str, ...]] = []
     for combo in dealt:

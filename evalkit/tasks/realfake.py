@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..rng import Mulberry32, shuffle
 from .base import Common, ConfigError, PlanInputs, SurveyError, Table, TaskKind
-from .itemsource import ItemsSource, check_source, items_source, outline, plan_items, systems_of, task_rng
+from .itemsource import ItemsSource, check_source, deal, items_source, outline, plan_items, systems_of, task_rng
 from .responses import question_columns
 
 if TYPE_CHECKING:
@@ -60,10 +60,7 @@ class RealFakeTask:
 def real_or_generated(target: str, others: tuple[str, ...], questions: int, rng: Mulberry32) -> list[str]:
     """The system (or source) of each question: half ``target``, the rest dealt over ``others``, shuffled."""
     real = questions // 2 + (rng.randbelow(2) if questions % 2 else 0)
-    fake: list[str] = []
-    while len(fake) < questions - real:
-        fake.extend(shuffle(list(others), rng))
-    return shuffle([target] * real + fake[: questions - real], rng)
+    return shuffle([target] * real + deal(others, questions - real, rng), rng)
 
 
 class RealFakeKind(TaskKind):
