@@ -35,8 +35,9 @@ def test_every_registered_kind_has_a_ready_made_study() -> None:
 
 def answer_everything(store, loaded, session, rng: random.Random) -> int:
     """Answer every step of the session's plan; returns the number of answers and ratings stored."""
-    stored = 0
-    for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets):
+    questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+    stored = sum(1 for q in questions if q.kind in ("compare", "score", "rank", "realfake"))
+    for q in questions:
         if q.kind in ("triplet", "pairwise"):
             task = loaded.study.task(q.task)
             if q.kind == "pairwise" and task.response == "slider":
@@ -45,8 +46,6 @@ def answer_everything(store, loaded, session, rng: random.Random) -> int:
                 responses.record_choice(store, session, q, rng.choice(q.labels), 4000)
             stored += 1
     answer_items_tasks(store, loaded, session, rng)
-    stored += sum(1 for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
-                  if q.kind in ("compare", "score", "rank", "realfake"))
     for task in loaded.study.tasks:
         if isinstance(task, RatingTask):
             items = loaded.items[task.id]
