@@ -81,8 +81,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             items = loaded.items[task.id]
             print(f"Task {task.id!r} (rating): {len(items)} items in {task.items.name}, "
                   f"{len(task.metrics)} metrics, at least {task.min_items} item(s) per evaluator")
-        elif kind_of(task.kind).source == "items":
-            print(f"Task {task.id!r} ({task.kind}): {kind_of(task.kind).outline(task, loaded.item_sets)}")
+        elif outline := kind_of(task.kind).outline(task, loaded.item_sets):  # items kinds, forms
+            print(f"Task {task.id!r} ({task.kind}): {outline}")
         else:
             print(f"Task {task.id!r} ({task.kind}): {len(task.slots())} questions, selection {task.selection}, "
                   f"order {task.order}")

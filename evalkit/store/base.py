@@ -35,17 +35,22 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # sessions are listed in start order on every backend (SQLite's rowid order does not exist elsewhere)
     2: ("CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at, session_id)",),
+    # background forms (kind "form"): one row per (session, form task, field); value NULL = optional, left empty
+    3: ("""CREATE TABLE IF NOT EXISTS form_answers (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id), task TEXT NOT NULL, field TEXT NOT NULL,
+        value TEXT, time_spent_ms BIGINT, created_at TEXT NOT NULL, PRIMARY KEY (session_id, task, field))""",),
 }
-TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log")
+TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers")
 #: The order rows are listed and exported in, the same on every backend.
 TABLE_ORDER = {"sessions": "started_at, session_id", "evaluations": "id", "ratings": "id",
-               "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id"}
+               "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id",
+               "form_answers": "created_at, session_id, task, field"}
 #: Every table's columns, in order (the same on every backend: a researcher's SQL and the exports do not change).
 COLUMNS = {
     "sessions": ("session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
@@ -58,6 +63,7 @@ COLUMNS = {
     "task_status": ("session_id", "task", "finished_at"),
     "settings": ("key", "value", "updated_at"),
     "admin_log": ("id", "at", "actor", "action", "detail"),
+    "form_answers": ("session_id", "task", "field", "value", "time_spent_ms", "created_at"),
 }
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
@@ -220,6 +226,18 @@ class Rating:
     metric: str
     score: int | None
     comment: str
+    time_spent_ms: int | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class FormAnswer:
+    """One stored field of a form (row of ``form_answers``); ``value`` None: an optional field left empty."""
+
+    session_id: str
+    task: str
+    field: str
+    value: str | None
     time_spent_ms: int | None
     created_at: str
 
@@ -706,6 +724,61 @@ class Store(abc.ABC):
                                     "AND task = ?", (session_id, task)).fetchall()
         return {r["question_index"]: r["item_id"] for r in rows}
 
+    # ------------------------------------------------------------------ forms
+
+    @retried
+    def record_form(self, session_id: str, task: str, values: Mapping[str, str | None], *,
+                    time_spent_ms: int | None = None) -> list[FormAnswer]:
+        """Store a form's answers (field id -> value, None for an optional field left empty) and mark the task
+        finished, all in one transaction, exactly once.
+
+        Repeating the identical call returns the stored rows; different values (or fields) for a form this
+        session already submitted raise :class:`AnswerConflict` and change nothing.
+        """
+        if not values:
+            raise ValueError("a form needs at least one field")
+        wanted: dict[str, str | None] = {}
+        for field, value in values.items():
+            if not isinstance(field, str) or not field:
+                raise ValueError(f"field ids must be non-empty strings, got {field!r}")
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"the value of {field!r} must be a string or None, got {value!r}")
+            wanted[field] = value
+        select = f"SELECT * FROM form_answers WHERE session_id = ? AND task = ? ORDER BY {TABLE_ORDER['form_answers']}"
+        created_at = now_iso()
+        with self._write() as conn:
+            self._require(conn, session_id)
+            self._lock_session(conn, session_id)
+            existing = self._exec(conn, select, (session_id, task)).fetchall()
+            if existing:
+                if {r["field"]: r["value"] for r in existing} != wanted:
+                    raise AnswerConflict(f"the form {task!r} was already submitted with other answers; "
+                                         "refusing to overwrite them")
+                rows = existing
+            else:
+                ms = None if time_spent_ms is None else int(time_spent_ms)
+                self._exec_many(conn, "INSERT INTO form_answers (session_id, task, field, value, time_spent_ms, "
+                                      "created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, task, field) "
+                                      "DO NOTHING",
+                                [(session_id, task, f, v, ms, created_at) for f, v in wanted.items()])
+                rows = self._exec(conn, select, (session_id, task)).fetchall()
+            self._exec(conn, "INSERT INTO task_status (session_id, task, finished_at) VALUES (?, ?, ?) "
+                             "ON CONFLICT (session_id, task) DO NOTHING", (session_id, task, created_at))
+        order = {f: k for k, f in enumerate(wanted)}
+        return sorted((FormAnswer(**{c: r[c] for c in COLUMNS["form_answers"]}) for r in rows),
+                      key=lambda a: order.get(a.field, len(order)))
+
+    @retried
+    def form_answers(self, session_id: str | None = None, task: str | None = None) -> list[FormAnswer]:
+        """Stored form answers (in :data:`TABLE_ORDER`), optionally of one session and/or task."""
+        where = {k: v for k, v in {"session_id": session_id, "task": task}.items() if v is not None}
+        sql = "SELECT * FROM form_answers"
+        if where:
+            sql += " WHERE " + " AND ".join(f"{k} = ?" for k in where)
+        with self._conn() as conn:
+            rows = self._exec(conn, sql + f" ORDER BY {TABLE_ORDER['form_answers']}", list(where.values())).fetchall()
+        return [FormAnswer(**{c: r[c] for c in COLUMNS["form_answers"]}) for r in rows]
+
     # ------------------------------------------------------------------ progress
 
     @retried
@@ -834,7 +907,7 @@ class Store(abc.ABC):
         with self._write() as conn:
             self._require(conn, session_id)
             counts = {}
-            for table in ("evaluations", "ratings", "task_status", "sessions"):
+            for table in ("evaluations", "ratings", "task_status", "form_answers", "sessions"):
                 counts[table] = self._exec(conn, f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
             self._log(conn, actor, "delete_session", {"session_id": session_id, **counts})
         return counts

@@ -10,9 +10,10 @@ its line in :data:`KINDS`, its renderer, and tests (README, "Adding a task kind"
 
 from __future__ import annotations
 
-from . import compare, pairwise, rank, rating, realfake, score, triplet
+from . import compare, form, pairwise, rank, rating, realfake, score, triplet
 from .base import Common, ConfigError, SurveyError, Table, TaskKind
 from .compare import CompareTask
+from .form import FormTask
 from .pairwise import PairwiseTask
 from .rank import RankTask
 from .rating import Metric, RatingTask
@@ -20,16 +21,16 @@ from .realfake import RealFakeTask
 from .score import Scale, ScoreTask
 from .triplet import TripletTask
 
-__all__ = ["KINDS", "Common", "CompareTask", "ConfigError", "Metric", "PairwiseTask", "RankTask", "RatingTask",
-           "RealFakeTask", "Scale", "ScoreTask", "SurveyError", "Table", "Task", "TaskKind", "TripletTask", "kind_of",
-           "known_kinds"]
+__all__ = ["KINDS", "Common", "CompareTask", "ConfigError", "FormTask", "Metric", "PairwiseTask", "RankTask",
+           "RatingTask", "RealFakeTask", "Scale", "ScoreTask", "SurveyError", "Table", "Task", "TaskKind",
+           "TripletTask", "kind_of", "known_kinds"]
 
-Task = TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | RankTask | RealFakeTask
+Task = TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | RankTask | RealFakeTask | FormTask
 
 
 #: kind name -> its TaskKind, in the order the README lists them
 KINDS: dict[str, TaskKind] = {module.KIND.name: module.KIND
-                              for module in (triplet, pairwise, rating, compare, score, rank, realfake)}
+                              for module in (triplet, pairwise, rating, compare, score, rank, realfake, form)}
 
 
 def known_kinds() -> str:
