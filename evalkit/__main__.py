@@ -21,6 +21,7 @@ from .export import latex_table, markdown_report, results_csv
 from .sampling import PlanError, plan
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 from .tasks import kind_of
+from .tasks.form_analysis import forms_csv
 
 
 def database_secret() -> str | None:
@@ -169,13 +170,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write all evaluations or ratings as CSV (CERA column names first)."""
+    """Write all evaluations, ratings or form answers as CSV (CERA column names first)."""
     store = _open_db(args.db)
     try:
-        frames = load_frames(store, full=True)
+        if args.what == "forms":
+            text = forms_csv(store)
+        else:
+            frames = load_frames(store, full=True)
+            text = evaluations_csv(frames) if args.what == "evaluations" else ratings_csv(frames)
     finally:
         store.close()
-    text = evaluations_csv(frames) if args.what == "evaluations" else ratings_csv(frames)
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -232,8 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="the study's config: its items files' automatic metrics are correlated with "
                                     "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)
-    p = sub.add_parser("export", help="write all evaluations or ratings as CSV")
-    p.add_argument("what", choices=("evaluations", "ratings"))
+    p = sub.add_parser("export", help="write all evaluations, ratings or form answers as CSV")
+    p.add_argument("what", choices=("evaluations", "ratings", "forms"))
     p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)

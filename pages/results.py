@@ -34,6 +34,7 @@ from evalkit.analysis import (
     load_frames,
     ratings_csv,
 )
+from evalkit.config import study_summary
 from evalkit.display import TIME_FORMAT, Zone, format_clock, readable, resolve_zone, to_local
 from evalkit.export import (
     alpha_notes,
@@ -50,6 +51,7 @@ from evalkit.export import (
     results_csv,
 )
 from evalkit.store import Store, StoreError, describe
+from evalkit.tasks.form_analysis import FormSummary, form_descriptions, forms_csv, forms_frame, summarise
 from evalkit.text import csv_safe
 
 st.set_page_config(page_title="Results", layout="wide")
@@ -394,6 +396,38 @@ def ratings_file() -> str:
     return ratings_csv(load_frames(store, full=True))
 
 
+# ----------------------------------------------------------------------------- background forms (kind "form")
+
+FORMS = form_descriptions({"": study_summary(loaded.study)})  # the study's forms, in the config's order
+
+
+def form_summaries(completed_only: bool) -> list[FormSummary]:
+    """The forms' answers summarised per field (counted sessions only), read from the store now."""
+    return summarise(forms_frame(store.form_answers(), store.sessions()), FORMS, completed_only=completed_only)
+
+
+def show_forms(forms: list[FormSummary]) -> None:
+    """Per form, per field: counts per option or level, min / median / max of numbers, the texts (as text)."""
+    for form in forms:
+        st.subheader(f"{form.title} · form · {form.submitted} submitted", anchor=False)
+        for f in form.fields:
+            skipped = f", {f.skipped} left it empty" if f.skipped else ""
+            st.markdown(f"**{f.label}**")
+            st.caption(f"{f.type} · {f.answered} {'answer' if f.answered == 1 else 'answers'}{skipped}")
+            if f.type == "text":
+                with st.expander(f"Show the {f.answered} {'text' if f.answered == 1 else 'texts'}"):
+                    table(st, f.table, untrusted=True)  # shown as text: a table cell renders no markup
+            else:
+                frame = f.table.copy()
+                if "share" in frame:
+                    frame["share"] = frame["share"].map(fmt_pct)
+                table(st, frame)
+            if f.note:
+                st.caption(f.note)
+    st.download_button("Forms (CSV)", exported("forms.csv", lambda: forms_csv(store)), file_name="forms.csv",
+                       mime="text/csv", on_click="ignore", key="dl_forms_tab")
+
+
 def show_exports(view: View) -> None:
     c1, c2, c3 = st.columns(3)
     c1.download_button("Evaluations (CSV)", exported("evaluations.csv", evaluations_file),
@@ -407,6 +441,11 @@ def show_exports(view: View) -> None:
                "The ratings CSV has one row per metric score; comments are in the itemComment and metricComment "
                "columns. In every CSV, text that a spreadsheet would run as a formula (starting with =, +, -, @, "
                "tab or carriage return) gets a leading ', and control characters are removed.")
+    if FORMS:
+        st.download_button("Forms (CSV)", exported("forms.csv", lambda: forms_csv(store)), file_name="forms.csv",
+                           mime="text/csv", on_click="ignore", key="dl_forms")
+        st.caption("The forms CSV has one row per session and form field; a multiple choice is a JSON list of the "
+                   "options chosen; an optional field left empty has an empty value.")
     latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
     st.code(latex, language="latex")
@@ -447,7 +486,8 @@ except StoreError as exc:  # e.g. the reader process failed: say what happened, 
     st.error(f"The answers could not be read for the analysis: {exc}. Nothing was changed or lost; the page "
              "tries again on the next refresh.")
     st.stop()
-overview, ratings, evaluators, exports = st.tabs(["Overview", "Ratings", "Evaluators", "Exports"])
+overview, ratings, evaluators, exports, *forms_tab = st.tabs(["Overview", "Ratings", "Evaluators", "Exports",
+                                                              *(["Forms"] if FORMS else [])])
 with overview:
     show_overview(view.report, view.specs)
 with ratings:
@@ -456,5 +496,8 @@ with evaluators:
     show_evaluators(view)
 with exports:
     show_exports(view)
+for tab in forms_tab:
+    with tab:
+        show_forms(form_summaries(options.completed_only))
 st.session_state["_results_render_s"] = time.perf_counter() - started
 st.session_state["_results_shown_at"] = time.monotonic()
