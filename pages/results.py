@@ -416,12 +416,14 @@ def show_forms(forms: list[FormSummary]) -> None:
             st.caption(f"{f.type} · {f.answered} {'answer' if f.answered == 1 else 'answers'}{skipped}")
             if f.type == "text":
                 with st.expander(f"Show the {f.answered} {'text' if f.answered == 1 else 'texts'}"):
-                    table(st, f.table, untrusted=True)  # shown as text: a table cell renders no markup
+                    table(st, f.table.rename(columns={"text": "Text"}), untrusted=True)  # a cell renders no markup
             else:
                 frame = f.table.copy()
                 if "share" in frame:
                     frame["share"] = frame["share"].map(fmt_pct)
-                table(st, frame)
+                table(st, frame.rename(columns={"option": "Option", "count": "Evaluators", "share": "Share (%)",
+                                                "n": "Answers", "min": "Min", "median": "Median", "max": "Max",
+                                                "mean": "Mean"}))
             if f.note:
                 st.caption(f.note)
     st.download_button("Forms (CSV)", exported("forms.csv", lambda: forms_csv(store)), file_name="forms.csv",
