@@ -408,13 +408,20 @@ def form_summaries(completed_only: bool) -> list[FormSummary]:
 
 def show_forms(forms: list[FormSummary]) -> None:
     """Per form, per field: counts per option or level, min / median / max of numbers, the texts (as text)."""
+    with st.container(width=820):  # small tables: full width would spread three columns over the screen
+        _show_forms(forms)
+
+
+def _show_forms(forms: list[FormSummary]) -> None:
     for form in forms:
         st.subheader(f"{form.title} · form · {form.submitted} submitted", anchor=False)
         for f in form.fields:
             skipped = f", {f.skipped} left it empty" if f.skipped else ""
             st.markdown(f"**{f.label}**")
             st.caption(f"{f.type} · {f.answered} {'answer' if f.answered == 1 else 'answers'}{skipped}")
-            if f.type == "text":
+            if f.type == "text" and not f.answered:
+                pass
+            elif f.type == "text":
                 with st.expander(f"Show the {f.answered} {'text' if f.answered == 1 else 'texts'}"):
                     table(st, f.table.rename(columns={"text": "Text"}), untrusted=True)  # a cell renders no markup
             else:

@@ -35,7 +35,8 @@ def render(ctx: ui.Context) -> None:
         ui.safe_save(lambda: record_form(ctx.store, ctx.session, task, given(), ui.elapsed_ms(clock)))
 
     errors = check_answers(task, given())[1] if st.session_state.get(tried) else {}
-    with st.container(key=f"{prefix}-body", width=760):
+    centred = st.container(horizontal_alignment="center")  # the page is wide (questions); a form reads better narrow
+    with centred, st.container(key=f"{prefix}-body", width=760):
         ui.progress_header(ctx.step)
         st.subheader(task.title, anchor=False)
         for field in task.fields:
