@@ -368,9 +368,9 @@ def fill_items_study(config: Path, location: Path | str, evaluators: int = 10) -
 
 @pytest.fixture(scope="module")
 def items_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.helpers import make_items_study
+    from tests.helpers import make_demo_with_items_tasks
 
-    return make_items_study(tmp_path_factory.mktemp("items") / "study")
+    return make_demo_with_items_tasks(tmp_path_factory.mktemp("items") / "study")
 
 
 @pytest.fixture(scope="module")
