@@ -411,6 +411,64 @@ def test_paired_wilcoxon_small_tied_samples_match_scipys_permutation_test() -> N
         assert paired_wilcoxon(d, np.zeros(len(d))).p_value == pytest.approx(expected, rel=1e-9), d
 
 
+def _signed_rank_brute_p(d: np.ndarray) -> float:
+    """Two-sided p of W+ by listing all 2^m sign patterns of the m nonzero differences' midranks (zeros dropped)."""
+    from scipy import stats as sst
+
+    nonzero = d[d != 0]
+    doubled = np.round(2 * sst.rankdata(np.abs(nonzero))).astype(np.int64)
+    observed = int(doubled[nonzero > 0].sum())
+    signs = (np.arange(2 ** len(doubled))[:, None] >> np.arange(len(doubled))[None, :]) & 1
+    w = signs @ doubled
+    return min(1.0, 2 * min(float(np.mean(w <= observed)), float(np.mean(w >= observed))))
+
+
+def test_signed_rank_small_tied_samples_equal_the_brute_force_enumeration() -> None:
+    """n <= 12 with ties and zeros (Likert differences): both functions give the p-value of the exact
+    conditional distribution, computed here by listing every sign pattern."""
+    rng = np.random.default_rng(12)
+    cases = [np.array([1.0, 1, 1, 1, 1]), np.array([0, 0, 0, 1.0]), np.array([-1, 1, -2, 2, 0, 3, -3.0])]
+    cases += [(rng.integers(1, 6, n) - rng.integers(1, 6, n)).astype(float) for n in (2, 3, 5, 8, 11, 12)
+              for _ in range(4)]
+    checked = 0
+    for d in cases:
+        if not np.any(d != 0):
+            continue
+        expected = _signed_rank_brute_p(d)
+        assert paired_wilcoxon(d, np.zeros(len(d))).p_value == pytest.approx(expected, rel=1e-12), d
+        assert wilcoxon_signed_rank(d, np.zeros(len(d))) == pytest.approx(expected, rel=1e-12), d
+        checked += 1
+    assert checked >= 20
+
+
+def test_signed_rank_equals_scipy_where_scipy_is_quick() -> None:
+    """Without ties (exact, n <= 50) and beyond n = 13 with ties (normal approximation with tie and continuity
+    corrections, zeros dropped), the p-value is scipy's ``wilcoxon(method="auto")``."""
+    from scipy import stats as sst
+
+    rng = np.random.default_rng(50)
+    for n in (5, 13, 14, 20, 50, 51, 1000):
+        for d in (rng.normal(size=n), (rng.integers(1, 6, n) - rng.integers(1, 6, n)).astype(float)):
+            if n <= 13 and np.any(d == np.round(d)):
+                continue  # tied: scipy's slow permutation path, checked against enumeration above
+            expected = float(sst.wilcoxon(d, method="auto").pvalue)
+            assert wilcoxon_signed_rank(d, np.zeros(n)) == pytest.approx(expected, rel=1e-12), (n, d)
+            assert paired_wilcoxon(d, np.zeros(n)).p_value == pytest.approx(expected, rel=1e-12), (n, d)
+
+
+def test_signed_rank_with_ties_is_fast_at_n_13() -> None:
+    """scipy's exhaustive permutation test took 1.5 s here (n = 13, Likert ties and zeros); the convolution
+    takes well under a millisecond. The bound leaves a wide margin for a busy machine."""
+    import time
+
+    d = np.array([1, -1, 0, 2, 2, -3, 1, 0, 4, -1, 1, 2, 0], dtype=float)
+    start = time.perf_counter()
+    for _ in range(10):
+        wilcoxon_signed_rank(d, np.zeros(13))
+        paired_wilcoxon(d, np.zeros(13))
+    assert time.perf_counter() - start < 0.5
+
+
 def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "ratings":  # many ties
         return rng.integers(-4, 5, n).astype(float)
