@@ -514,8 +514,8 @@ class PairedWilcoxon:
 def paired_wilcoxon(x: Sequence[float], y: Sequence[float]) -> PairedWilcoxon:
     """Wilcoxon signed-rank test of two systems scored on the same items (Wilcoxon 1945), with effect sizes.
 
-    ``x[i]`` and ``y[i]`` are the two systems' scores on item i; a pair with a NaN is dropped; the differences are x
-    − y. ``p_value`` is scipy's two-sided ``wilcoxon``, as in :func:`wilcoxon_signed_rank` (zero differences
+    ``x[i]`` and ``y[i]`` are the two systems' scores on item i; a pair with a NaN is dropped; the differences are
+    x − y. ``p_value`` is scipy's two-sided ``wilcoxon``, as in :func:`wilcoxon_signed_rank` (zero differences
     dropped, Wilcoxon's rule; exact for small samples, else the normal approximation with the tie correction:
     :func:`_signed_rank_p`). ``statistic`` is W+, the sum of the ranks of the positive differences (R's V), so that
     it says which way the difference goes (scipy's two-sided statistic is min(W+, W−)). ``n`` counts the pairs,
