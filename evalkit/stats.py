@@ -839,37 +839,31 @@ def _bt_loglik(theta: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (w * -np.logaddexp(0.0, -diff)).sum(axis=(1, 2))
 
 
-def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
-    """The Bradley–Terry maximum-likelihood fit of a stack of win matrices at once (``w``: resamples x k x k,
-    every item winning and losing something in every matrix). Returns centred log-strengths, resamples x k.
+def _newton_batch(theta: np.ndarray, derivatives: Any, loglik: Any, tol: float = 1e-10,
+                  max_iter: int = 200) -> np.ndarray:
+    """Maximise many concave log-likelihoods of centred log-strengths at once (``theta``: problems x k, the start).
 
-    Damped Newton steps on the log-strengths, vectorised over the resamples (one batched k x k solve per
-    step, halving a resample's step while it would lower its likelihood). Written by hand because scipy's
-    optimisers fit one problem at a time, and the minorise–maximise steps of :func:`_fit_bt` need millions
-    of iterations on lopsided data (a source winning 2,000 to 1: 15 s for 1,000 resamples); Newton takes a
-    few dozen. The log-likelihood is concave and the fit exists (every item wins and loses), so it
-    converges to the same optimum as :func:`_fit_bt` (a test compares them).
+    ``derivatives(theta, rows)`` gives the gradient (problems x k) and the Hessian (problems x k x k, negative
+    semi-definite, singular along (1, ..., 1)) of the problems ``rows`` at ``theta``; ``loglik(theta, rows)``
+    their log-likelihoods. Damped Newton steps, one batched k x k solve per step, halving a problem's step while
+    it would lower its likelihood; a problem stops when no log-strength moves by ``tol``. Shared by the
+    Bradley–Terry and Plackett–Luce bootstraps. Returns the centred log-strengths.
     """
-    n_res, k, _ = w.shape
-    n_ij = w + np.transpose(w, (0, 2, 1))
-    wins = w.sum(axis=2)
-    theta = np.zeros((n_res, k))
+    theta = np.array(theta, dtype=float)
+    n_res, k = theta.shape
     ones = np.ones((k, k)) / k  # H is singular along (1, ..., 1): adding this fixes the centring
     active = np.arange(n_res)
     for _ in range(max_iter):
         if not len(active):
             break
-        th, nn, ww = theta[active], n_ij[active], w[active]
-        prob = 1.0 / (1.0 + np.exp(th[:, None, :] - th[:, :, None]))  # P(i beats j)
-        grad = wins[active] - (nn * prob).sum(axis=2)
-        curv = nn * prob * (1.0 - prob)
-        hess = curv - np.eye(k)[None] * curv.sum(axis=2)[:, :, None]  # negative semi-definite
+        th = theta[active]
+        grad, hess = derivatives(th, active)
         step = np.linalg.solve(hess - ones[None], -grad[:, :, None])[:, :, 0]
-        base = _bt_loglik(th, ww)
+        base = loglik(th, active)
         scale = np.ones(len(active))
         for _ in range(40):  # step halving where the likelihood would go down
             trial = th + scale[:, None] * step
-            worse = _bt_loglik(trial, ww) < base - 1e-12 * np.abs(base)
+            worse = loglik(trial, active) < base - 1e-12 * np.abs(base)
             if not worse.any():
                 break
             scale[worse] /= 2
@@ -878,6 +872,65 @@ def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.
         theta[active] = trial
         active = active[~done]
     return theta - theta.mean(axis=1, keepdims=True)
+
+
+def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
+    """The Bradley–Terry maximum-likelihood fit of a stack of win matrices at once (``w``: resamples x k x k,
+    every item winning and losing something in every matrix). Returns centred log-strengths, resamples x k.
+
+    Damped Newton steps on the log-strengths, vectorised over the resamples (:func:`_newton_batch`). Written by
+    hand because scipy's optimisers fit one problem at a time, and the minorise–maximise steps of
+    :func:`_fit_bt` need millions of iterations on lopsided data (a source winning 2,000 to 1: 15 s for 1,000
+    resamples); Newton takes a few dozen. The log-likelihood is concave and the fit exists (every item wins
+    and loses), so it converges to the same optimum as :func:`_fit_bt` (a test compares them).
+    """
+    n_res, k, _ = w.shape
+    n_ij = w + np.transpose(w, (0, 2, 1))
+    wins = w.sum(axis=2)
+
+    def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nn = n_ij[rows]
+        prob = 1.0 / (1.0 + np.exp(th[:, None, :] - th[:, :, None]))  # P(i beats j)
+        grad = wins[rows] - (nn * prob).sum(axis=2)
+        curv = nn * prob * (1.0 - prob)
+        return grad, curv - np.eye(k)[None] * curv.sum(axis=2)[:, :, None]
+
+    return _newton_batch(np.zeros((n_res, k)), derivatives, lambda th, rows: _bt_loglik(th, w[rows]), tol, max_iter)
+
+
+def _resampled_totals(per_eval: np.ndarray, resamples: int, seed: int) -> Iterable[tuple[int, np.ndarray]]:
+    """The evaluator bootstrap's totals: per resample (:func:`bootstrap_indexes`), the sum of the rows of
+    ``per_eval`` (evaluators x cells: each evaluator's counts) over the evaluators it drew, as
+    (first resample, resamples x cells) in chunks. One matrix product per chunk: the resample's count of each
+    evaluator times ``per_eval``. Shared by the Bradley–Terry and Plackett–Luce bootstraps."""
+    n_eval = len(per_eval)
+    idx = bootstrap_indexes(n_eval, resamples, seed)
+    # float32 products and sums are exact while every partial sum is a multiple of 1/2 below 2**23 (wins are
+    # whole, ties halves): then the faster single-precision product gives exactly the double-precision result
+    halves = np.all(per_eval * 2 == np.round(per_eval * 2))
+    exact = np.float32 if halves and n_eval * float(per_eval.max(initial=0)) < 2**22 else np.float64
+    per_eval_exact = per_eval.astype(exact)
+    # resample counts in chunks of ~2M cells (16 MB): faster than one large array here, and memory stays small
+    chunk = max(1, min(resamples, 2_000_000 // max(n_eval, 1)))
+    for start in range(0, resamples, chunk):
+        rows = idx[start:start + chunk]
+        flat = (np.arange(len(rows), dtype=np.int64)[:, None] * n_eval + rows).ravel()  # evaluator draws per row
+        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(exact)
+        yield start, (counts @ per_eval_exact).astype(float)
+
+
+def _percentile_bounds(strengths: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``strengths`` (resamples x items), the percentile interval over its non-NaN values: the
+    ``lower`` / ``higher`` order statistics at (1 ∓ confidence) / 2 (no interpolation between an infinity and a
+    number); NaN for a column with no value."""
+    low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
+    low, high = np.full(strengths.shape[1], NAN), np.full(strengths.shape[1], NAN)
+    for j in range(strengths.shape[1]):
+        values = strengths[:, j][~np.isnan(strengths[:, j])]
+        if len(values):
+            low[j] = float(np.quantile(values, low_q, method="lower"))
+            high[j] = float(np.quantile(values, high_q, method="higher"))
+    return low, high
 
 
 def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, loser: Any, weight: Any = None, *,
@@ -924,28 +977,12 @@ def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, l
     used, cell_code = np.unique(cell, return_inverse=True)
     per_eval = np.bincount(evaluator * len(used) + cell_code, weights=weight,
                            minlength=n_eval * len(used)).reshape(n_eval, len(used))
-    idx = bootstrap_indexes(n_eval, resamples, seed)
-    # float32 products and sums are exact while every partial sum is a multiple of 1/2 below 2**23 (wins are
-    # whole, ties halves): then the faster single-precision product gives exactly the double-precision result
-    halves = np.all(per_eval * 2 == np.round(per_eval * 2))
-    exact = np.float32 if halves and n_eval * float(per_eval.max(initial=0)) < 2**22 else np.float64
-    per_eval_exact = per_eval.astype(exact)
     strengths = np.empty((resamples, k))
-    # resample counts in chunks of ~2M cells (16 MB): faster than one large array here, and memory stays small
-    chunk = max(1, min(resamples, 2_000_000 // max(n_eval, 1)))
-    for start in range(0, resamples, chunk):
-        rows = idx[start:start + chunk]
-        flat = (np.arange(len(rows), dtype=np.int64)[:, None] * n_eval + rows).ravel()  # evaluator draws per row
-        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(exact)
-        w = np.zeros((len(rows), k * k))
-        w[:, used] = counts @ per_eval_exact
-        strengths[start:start + len(rows)] = _bootstrap_fits(list(items), w.reshape(len(rows), k, k))
-    low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
-    for j in range(k):
-        values = strengths[:, j][~np.isnan(strengths[:, j])]
-        if len(values):
-            out.loc[j, "low"] = float(np.quantile(values, low_q, method="lower"))
-            out.loc[j, "high"] = float(np.quantile(values, high_q, method="higher"))
+    for start, totals in _resampled_totals(per_eval, resamples, seed):
+        w = np.zeros((len(totals), k * k))
+        w[:, used] = totals
+        strengths[start:start + len(totals)] = _bootstrap_fits(list(items), w.reshape(len(totals), k, k))
+    out["low"], out["high"] = _percentile_bounds(strengths, confidence)
     return out
 
 
