@@ -58,6 +58,7 @@ __all__ = [
     "median_ci",
     "paired_wilcoxon",
     "plackett_luce",
+    "plackett_luce_bootstrap",
     "sample_size_paired",
     "sample_size_two_proportions",
     "wilcoxon_signed_rank",
@@ -1197,27 +1198,43 @@ def plackett_luce(rankings: Iterable[Sequence[str]], items: Sequence[str] | None
         raise ValueError(f"ranking {repeat[0]} lists {item_list[repeat[1]]!r} twice: ties are not supported")
     counts = _counts(weights, len(lengths), "ranking")
     keep = lengths >= 2 if counts is None else (lengths >= 2) & (counts > 0)
-    ranked = _padded(codes, lengths)[keep]
-    counts = None if counts is None else counts[keep]
+    logs = _pl_logs(_padded(codes, lengths)[keep], None if counts is None else counts[keep], k)
+    return {item: float(v) for item, v in zip(item_list, logs, strict=True)}
+
+
+def _above(ranked: np.ndarray, counts: np.ndarray | None, k: int) -> np.ndarray:
+    """``w[i, j]``: the rankings (rows of codes, -1 after the end; weighted by ``counts``) placing i above j."""
     above = np.zeros(k * k)
-    for step in range(1, ranked.shape[1]):  # w[i, j]: rankings with i placed `step` positions above j
+    for step in range(1, ranked.shape[1]):  # rankings with i placed `step` positions above j
         a, b = ranked[:, :-step], ranked[:, step:]
         both = (a >= 0) & (b >= 0)
         per = None if counts is None else np.broadcast_to(counts[:, None], a.shape)[both]
         above += np.bincount(a[both] * k + b[both], weights=per, minlength=k * k)
-    fixed, fit = _set_aside(above.reshape(k, k))
+    return above.reshape(k, k)
+
+
+def _compact_rankings(ranked: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rankings with only the items of ``fit``, recoded 0..fit.sum()-1: (rows of codes, their lengths, which
+    rankings kept two or more items and so stay)."""
+    new_code = np.where(fit, np.cumsum(fit) - 1, -1)
+    kept = np.where(ranked >= 0, new_code[np.maximum(ranked, 0)], -1)
+    kept_lengths = (kept >= 0).sum(axis=1)
+    enough = kept_lengths >= 2
+    kept, kept_lengths = kept[enough], kept_lengths[enough]
+    return _padded(kept[kept >= 0], kept_lengths), kept_lengths, enough  # row-major order keeps each order
+
+
+def _pl_logs(ranked: np.ndarray, counts: np.ndarray | None, k: int) -> np.ndarray:
+    """:func:`plackett_luce`'s log-strengths of the rankings ``ranked`` (rows of codes 0..k-1, -1 after the end,
+    each ranking two or more items) weighted by ``counts``: infinities and NaN by :func:`_set_aside`, the rest
+    fitted (:func:`_fit_pl`) on the rankings with those left out and centred."""
+    fixed, fit = _set_aside(_above(ranked, counts, k))
     logs = fixed.copy()
     if fit.any():
-        new_code = np.where(fit, np.cumsum(fit) - 1, -1)
-        kept = np.where(ranked >= 0, new_code[ranked], -1)
-        kept_lengths = (kept >= 0).sum(axis=1)
-        enough = kept_lengths >= 2
-        kept, kept_lengths = kept[enough], kept_lengths[enough]
-        compact = _padded(kept[kept >= 0], kept_lengths)  # row-major order keeps each ranking's order
-        fitted = np.log(_fit_pl(compact, kept_lengths, int(fit.sum()),
-                                weights=None if counts is None else counts[enough]))
+        compact, lengths, enough = _compact_rankings(ranked, fit)
+        fitted = np.log(_fit_pl(compact, lengths, int(fit.sum()), weights=None if counts is None else counts[enough]))
         logs[fit] = fitted - fitted.mean()
-    return {item: float(v) for item, v in zip(item_list, logs, strict=True)}
+    return logs
 
 
 def _counts(weights: Sequence[float] | None, n: int, what: str) -> np.ndarray | None:
@@ -1289,6 +1306,150 @@ def _fit_pl(ranked: np.ndarray, lengths: np.ndarray, k: int, tol: float = 1e-12,
         result = _optimize.minimize(minus_loglik, theta, jac=True, method="BFGS", options={"gtol": 1e-10})
     theta = result.x - result.x.mean()
     return np.exp(theta)
+
+
+def plackett_luce_bootstrap(rankings: Sequence[Sequence[str]], evaluator: Any, ranking: Any, weight: Any = None, *,
+                            items: Sequence[str] | None = None, resamples: int = 1000, confidence: float = 0.95,
+                            seed: int = 0) -> pd.DataFrame:
+    """Percentile bootstrap intervals of the Plackett–Luce log-strengths (:func:`plackett_luce`), resampling
+    *evaluators* (Efron & Tibshirani 1993), as :func:`bradley_terry_bootstrap` does for Bradley–Terry.
+
+    ``rankings`` are the distinct rankings (item names, best first; ``items`` as in :func:`plackett_luce`), and
+    ``evaluator`` (codes >= 0), ``ranking`` (indexes into ``rankings``) and ``weight`` (how many times; 1 by
+    default) are parallel columns: one row per (evaluator, ranking given). A resample draws the evaluators with
+    replacement (:func:`bootstrap_indexes`, ``seed``) and counts each ranking as often as its drawn evaluators gave
+    it (one matrix product for all resamples, shared with Bradley–Terry); each resample is refitted by damped
+    Newton steps on all resamples at once (:func:`_fit_pl_batch`), starting from the full data's estimate.
+
+    A resample whose rankings do not connect every item (no finite fit) is fitted by :func:`plackett_luce`'s
+    rule, one by one: ``-inf`` / ``inf`` for items never ranked above / below another, NaN where an item was
+    not ranked (left out of its interval). The bounds are order statistics (:func:`_percentile_bounds`). An item
+    infinite in the full data is infinite in every resample (its interval is that infinity), one never ranked
+    with another has none (NaN). With fewer than two evaluators there is nothing to resample: every interval is
+    NaN. Rankings of fewer than two items carry no information and are ignored.
+
+    Returns a frame ``item, low, high`` in the order of the items.
+    """
+    _check_confidence(confidence)
+    names, lengths = _ragged(rankings, "ranking")
+    item_list, codes = _item_codes(names, items)
+    k = len(item_list)
+    repeat = _first_repeat(lengths, codes, k)
+    if repeat is not None:
+        raise ValueError(f"ranking {repeat[0]} lists {item_list[repeat[1]]!r} twice: ties are not supported")
+    evaluator, ranking = (np.asarray(c, dtype=np.int64).ravel() for c in (evaluator, ranking))
+    weight = np.ones(len(evaluator)) if weight is None else np.asarray(weight, dtype=float).ravel()
+    if not len(evaluator) == len(ranking) == len(weight):
+        raise ValueError("evaluator, ranking and weight must have the same length")
+    if len(ranking) and (ranking.min() < 0 or ranking.max() >= len(lengths)):
+        raise ValueError(f"ranking must index the rankings, 0..{len(lengths) - 1}")
+    if len(evaluator) and evaluator.min() < 0:
+        raise ValueError("evaluator codes must be >= 0")
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError("weights must be finite and >= 0")
+    out = pd.DataFrame({"item": item_list, "low": NAN, "high": NAN})
+    informative = (lengths[ranking] >= 2) & (weight > 0) if len(ranking) else np.zeros(0, dtype=bool)
+    _, ev = np.unique(evaluator[informative], return_inverse=True)
+    n_eval, n_rank = int(ev.max(initial=-1)) + 1, len(lengths)
+    if n_eval < 2 or k < 2:
+        return out
+    per_eval = np.bincount(ev * n_rank + ranking[informative], weights=weight[informative],
+                           minlength=n_eval * n_rank).reshape(n_eval, n_rank)
+    ranked = _padded(codes, lengths)
+    usable = lengths >= 2
+    ranked, per_eval = ranked[usable], per_eval[:, usable]
+    fixed, fit = _set_aside(_above(ranked, per_eval.sum(axis=0), k))
+    infinite = np.isinf(fixed)
+    out.loc[infinite, "low"] = out.loc[infinite, "high"] = fixed[infinite]
+    if not fit.any():
+        return out
+    compact, _, enough = _compact_rankings(ranked, fit)
+    # rankings that differ only in items set aside are now the same: merge them
+    distinct, inverse = np.unique(compact, axis=0, return_inverse=True)
+    merged = np.zeros((n_eval, len(distinct)))
+    np.add.at(merged.T, inverse.ravel(), per_eval[:, enough].T)
+    kf, lengths_fit = int(fit.sum()), (distinct >= 0).sum(axis=1)
+    theta0 = np.log(_fit_pl(distinct, lengths_fit, kf, weights=merged.sum(axis=0)))
+    theta0 -= theta0.mean()
+    pair_cells = np.zeros((len(distinct), kf * kf))  # per ranking, the (above, below) pairs it gives
+    for step in range(1, distinct.shape[1]):
+        a, b = distinct[:, :-step], distinct[:, step:]
+        both = (a >= 0) & (b >= 0)
+        np.add.at(pair_cells, (np.nonzero(both)[0], a[both] * kf + b[both]), 1.0)
+    strengths = np.empty((resamples, kf))
+    for start, totals in _resampled_totals(merged, resamples, seed):
+        regular = _strongly_connected((totals @ pair_cells).reshape(len(totals), kf, kf) > 0)
+        part = np.empty((len(totals), kf))
+        if regular.any():
+            part[regular] = _fit_pl_batch(distinct, lengths_fit, kf, totals[regular], theta0)
+        for b in np.flatnonzero(~regular):
+            given = totals[b] > 0
+            part[b] = _pl_logs(distinct[given], totals[b][given], kf)
+        strengths[start:start + len(totals)] = part
+    low, high = _percentile_bounds(strengths, confidence)
+    out.loc[fit, "low"], out.loc[fit, "high"] = low, high
+    return out
+
+
+def _fit_pl_batch(ranked: np.ndarray, lengths: np.ndarray, k: int, counts: np.ndarray, theta0: np.ndarray,
+                  tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
+    """Plackett–Luce log-strengths (centred) of many weightings of the same rankings at once: ``ranked`` (rankings
+    x positions, -1 after the end), ``counts`` (problems x rankings: how often each ranking counts in each
+    problem), every problem's rankings connecting all k items. Damped Newton steps (:func:`_newton_batch`) from
+    ``theta0`` (the full data's estimate: a resample's fit lies near it, so a few steps do).
+
+    Per ranking and stage s the chosen item is drawn from the items at positions >= s with probabilities
+    π = γ / tail_s (γ = exp θ, tail_s the sum of γ from s on). Gradient: wins − Σ π; Hessian: −Σ (diag π − π πᵀ),
+    where Σ_{s <= t} 1 / tail_s (cumulative sums along the positions) gives the diagonal terms and
+    γ_t γ_u Σ_{s <= min(t, u)} 1 / tail_s² the outer products; both are summed into the items by sparse matrices,
+    so a step costs problems x rankings x positions² and no loop in Python. Problems are fitted in chunks of
+    about four million such terms.
+    """
+    n_pat, width = ranked.shape
+    present = ranked >= 0
+    stage = np.arange(width)[None, :] < (lengths - 1)[:, None]
+    code = np.where(present, ranked, 0)
+    chosen = np.zeros((n_pat, k))
+    np.add.at(chosen, (np.nonzero(stage)[0], ranked[stage]), 1.0)
+    at = np.flatnonzero(present.ravel())
+    to_item = csr_matrix((np.ones(len(at)), (at, ranked.ravel()[at])), shape=(n_pat * width, k)).T.tocsr()
+    both = (present[:, :, None] & present[:, None, :]).ravel()
+    cell = (ranked[:, :, None] * k + ranked[:, None, :]).ravel()
+    at2 = np.flatnonzero(both)
+    to_pair = csr_matrix((np.ones(len(at2)), (at2, cell[at2])), shape=(n_pat * width * width, k * k)).T.tocsr()
+    earlier = np.minimum.outer(np.arange(width), np.arange(width))
+    safe = np.where(stage, 1.0, 0.0)
+
+    def parts(th: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        x = th[:, code] - th.max(axis=1)[:, None, None]
+        g = np.where(present, np.exp(x), 0.0)
+        tail = np.cumsum(g[:, :, ::-1], axis=2)[:, :, ::-1]
+        return x, g, np.where(stage, tail, 1.0)  # tail where there is a stage, 1 elsewhere (not used)
+
+    def fit(c: np.ndarray, start: np.ndarray) -> np.ndarray:
+        wins = c @ chosen
+
+        def loglik(th: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            x, _, tail = parts(th)
+            return (c[rows] * ((x - np.log(tail)) * safe).sum(axis=2)).sum(axis=1)
+
+        def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            _, g, tail = parts(th)
+            weight = c[rows][:, :, None]
+            inv = safe / tail
+            expected = (to_item @ (np.cumsum(inv, axis=2) * g * weight).reshape(len(rows), -1).T).T
+            second = np.cumsum(inv * inv, axis=2)[:, :, earlier] * (g * weight)[:, :, :, None] * g[:, :, None, :]
+            outer = (to_pair @ second.reshape(len(rows), -1).T).T.reshape(len(rows), k, k)
+            return wins[rows] - expected, outer - expected[:, :, None] * np.eye(k)[None]
+
+        return _newton_batch(start, derivatives, loglik, tol, max_iter)
+
+    out = np.empty((len(counts), k))
+    chunk = max(1, 4_000_000 // max(n_pat * width * width, 1))
+    for first in range(0, len(counts), chunk):
+        c = counts[first:first + chunk]
+        out[first:first + len(c)] = fit(c, np.broadcast_to(theta0, (len(c), k)))
+    return out
 
 
 def best_of_n_shares(winners: Sequence[str], shown: Sequence[Sequence[str]], items: Sequence[str] | None = None,
