@@ -1318,8 +1318,9 @@ def plackett_luce_bootstrap(rankings: Sequence[Sequence[str]], evaluator: Any, r
     ``evaluator`` (codes >= 0), ``ranking`` (indexes into ``rankings``) and ``weight`` (how many times; 1 by
     default) are parallel columns: one row per (evaluator, ranking given). A resample draws the evaluators with
     replacement (:func:`bootstrap_indexes`, ``seed``) and counts each ranking as often as its drawn evaluators gave
-    it (one matrix product for all resamples, shared with Bradley–Terry); each resample is refitted by damped
-    Newton steps on all resamples at once (:func:`_fit_pl_batch`), starting from the full data's estimate.
+    it (one matrix product for all resamples, shared with Bradley–Terry); the resamples are refitted together by
+    damped Newton steps on their choice-set counts (:func:`_choice_sets`, :func:`_fit_pl_batch`), starting from
+    the full data's estimate.
 
     A resample whose rankings do not connect every item (no finite fit) is fitted by :func:`plackett_luce`'s
     rule, one by one: ``-inf`` / ``inf`` for items never ranked above / below another, NaN where an item was
@@ -1371,17 +1372,15 @@ def plackett_luce_bootstrap(rankings: Sequence[Sequence[str]], evaluator: Any, r
     kf, lengths_fit = int(fit.sum()), (distinct >= 0).sum(axis=1)
     theta0 = np.log(_fit_pl(distinct, lengths_fit, kf, weights=merged.sum(axis=0)))
     theta0 -= theta0.mean()
-    pair_cells = np.zeros((len(distinct), kf * kf))  # per ranking, the (above, below) pairs it gives
-    for step in range(1, distinct.shape[1]):
-        a, b = distinct[:, :-step], distinct[:, step:]
-        both = (a >= 0) & (b >= 0)
-        np.add.at(pair_cells, (np.nonzero(both)[0], a[both] * kf + b[both]), 1.0)
+    sets, to_sets, chosen, pairs = _choice_sets(distinct, lengths_fit, kf)
     strengths = np.empty((resamples, kf))
     for start, totals in _resampled_totals(merged, resamples, seed):
-        regular = _strongly_connected((totals @ pair_cells).reshape(len(totals), kf, kf) > 0)
+        regular = _strongly_connected(np.asarray(pairs.T @ totals.T).T.reshape(len(totals), kf, kf) > 0)
         part = np.empty((len(totals), kf))
         if regular.any():
-            part[regular] = _fit_pl_batch(distinct, lengths_fit, kf, totals[regular], theta0)
+            given = totals[regular]
+            part[regular] = _fit_pl_batch(sets, np.asarray(to_sets.T @ given.T).T, np.asarray(chosen.T @ given.T).T,
+                                          theta0)
         for b in np.flatnonzero(~regular):
             given = totals[b] > 0
             part[b] = _pl_logs(distinct[given], totals[b][given], kf)
@@ -1391,65 +1390,61 @@ def plackett_luce_bootstrap(rankings: Sequence[Sequence[str]], evaluator: Any, r
     return out
 
 
-def _fit_pl_batch(ranked: np.ndarray, lengths: np.ndarray, k: int, counts: np.ndarray, theta0: np.ndarray,
-                  tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
-    """Plackett–Luce log-strengths (centred) of many weightings of the same rankings at once: ``ranked`` (rankings
-    x positions, -1 after the end), ``counts`` (problems x rankings: how often each ranking counts in each
-    problem), every problem's rankings connecting all k items. Damped Newton steps (:func:`_newton_batch`) from
-    ``theta0`` (the full data's estimate: a resample's fit lies near it, so a few steps do).
-
-    Per ranking and stage s the chosen item is drawn from the items at positions >= s with probabilities
-    π = γ / tail_s (γ = exp θ, tail_s the sum of γ from s on). Gradient: wins − Σ π; Hessian: −Σ (diag π − π πᵀ),
-    where Σ_{s <= t} 1 / tail_s (cumulative sums along the positions) gives the diagonal terms and
-    γ_t γ_u Σ_{s <= min(t, u)} 1 / tail_s² the outer products; both are summed into the items by sparse matrices,
-    so a step costs problems x rankings x positions² and no loop in Python. Problems are fitted in chunks of
-    about four million such terms.
-    """
+def _choice_sets(ranked: np.ndarray, lengths: np.ndarray, k: int) -> tuple[np.ndarray, Any, Any, Any]:
+    """The rankings (rows of codes 0..k-1, -1 after the end) as the choices the Plackett–Luce model sees: at each
+    stage the first of the items left is chosen from them. Returns the distinct choice sets (C x k, 0/1), and as
+    sparse matrices per ranking its choice sets (rankings x C, how often), the items it chose at a stage
+    (rankings x k) and the pairs it orders (rankings x k², cell i * k + j: i above j)."""
     n_pat, width = ranked.shape
-    present = ranked >= 0
-    stage = np.arange(width)[None, :] < (lengths - 1)[:, None]
-    code = np.where(present, ranked, 0)
-    chosen = np.zeros((n_pat, k))
-    np.add.at(chosen, (np.nonzero(stage)[0], ranked[stage]), 1.0)
-    at = np.flatnonzero(present.ravel())
-    to_item = csr_matrix((np.ones(len(at)), (at, ranked.ravel()[at])), shape=(n_pat * width, k)).T.tocsr()
-    both = (present[:, :, None] & present[:, None, :]).ravel()
-    cell = (ranked[:, :, None] * k + ranked[:, None, :]).ravel()
-    at2 = np.flatnonzero(both)
-    to_pair = csr_matrix((np.ones(len(at2)), (at2, cell[at2])), shape=(n_pat * width * width, k * k)).T.tocsr()
-    earlier = np.minimum.outer(np.arange(width), np.arange(width))
-    safe = np.where(stage, 1.0, 0.0)
+    stage_of = np.arange(width)[None, :] < (lengths - 1)[:, None]
+    pattern, stage = np.nonzero(stage_of)
+    member = np.zeros((len(pattern), k), dtype=bool)  # one row per (ranking, stage): the items from there on
+    later = np.arange(width)[None, :] >= stage[:, None]
+    rows, cols = np.nonzero(later & (ranked[pattern] >= 0))
+    member[rows, ranked[pattern][rows, cols]] = True
+    sets, which = np.unique(member, axis=0, return_inverse=True)
+    ones = np.ones(len(pattern))
+    to_sets = csr_matrix((ones, (pattern, which.ravel())), shape=(n_pat, len(sets)))
+    chosen = csr_matrix((ones, (pattern, ranked[pattern, stage])), shape=(n_pat, k))
+    # pairs: the item chosen at a stage is above every other item of its set
+    p_rows, items = np.nonzero(member)
+    first = ranked[pattern, stage][p_rows]
+    keep = items != first
+    pairs = csr_matrix((np.ones(int(keep.sum())), (pattern[p_rows][keep], first[keep] * k + items[keep])),
+                       shape=(n_pat, k * k))
+    return sets.astype(float), to_sets, chosen, pairs
+
+
+def _fit_pl_batch(sets: np.ndarray, n: np.ndarray, wins: np.ndarray, theta0: np.ndarray, tol: float = 1e-10,
+                  max_iter: int = 200) -> np.ndarray:
+    """Plackett–Luce log-strengths (centred) of many problems at once, each given by its choices: ``sets``
+    (C x k, 0/1) the distinct sets chosen from, ``n`` (problems x C) how often each set was chosen from, ``wins``
+    (problems x k) how often each item was chosen; every problem's choices connecting all k items. Damped Newton
+    steps (:func:`_newton_batch`) from ``theta0`` (the full data's estimate: a resample's fit lies near it).
+
+    The log-likelihood is Σ wins · θ − Σ_S n_S log Σ_{j∈S} γ_j (γ = exp θ), so with π_S = γ / Σ_S γ on S the
+    gradient is wins − Σ_S n_S π_S and the Hessian −Σ_S n_S (diag π_S − π_S π_Sᵀ): matrix products over the
+    choice sets, whose number is at most 2^k (64 for six systems) however many distinct rankings there are.
+    """
+    k = sets.shape[1]
+    pair_sets = (sets[:, :, None] * sets[:, None, :]).reshape(len(sets), k * k)
 
     def parts(th: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        x = th[:, code] - th.max(axis=1)[:, None, None]
-        g = np.where(present, np.exp(x), 0.0)
-        tail = np.cumsum(g[:, :, ::-1], axis=2)[:, :, ::-1]
-        return x, g, np.where(stage, tail, 1.0)  # tail where there is a stage, 1 elsewhere (not used)
+        shift = th.max(axis=1, keepdims=True)
+        gamma = np.exp(th - shift)
+        return shift, gamma, gamma @ sets.T  # the sums of γ over each set
 
-    def fit(c: np.ndarray, start: np.ndarray) -> np.ndarray:
-        wins = c @ chosen
+    def loglik(th: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        shift, _, total = parts(th)
+        return (wins[rows] * th).sum(axis=1) - (n[rows] * (np.log(total) + shift)).sum(axis=1)
 
-        def loglik(th: np.ndarray, rows: np.ndarray) -> np.ndarray:
-            x, _, tail = parts(th)
-            return (c[rows] * ((x - np.log(tail)) * safe).sum(axis=2)).sum(axis=1)
+    def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _, gamma, total = parts(th)
+        expected = ((n[rows] / total) @ sets) * gamma
+        outer = ((n[rows] / total**2) @ pair_sets).reshape(len(rows), k, k) * gamma[:, :, None] * gamma[:, None, :]
+        return wins[rows] - expected, outer - expected[:, :, None] * np.eye(k)[None]
 
-        def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            _, g, tail = parts(th)
-            weight = c[rows][:, :, None]
-            inv = safe / tail
-            expected = (to_item @ (np.cumsum(inv, axis=2) * g * weight).reshape(len(rows), -1).T).T
-            second = np.cumsum(inv * inv, axis=2)[:, :, earlier] * (g * weight)[:, :, :, None] * g[:, :, None, :]
-            outer = (to_pair @ second.reshape(len(rows), -1).T).T.reshape(len(rows), k, k)
-            return wins[rows] - expected, outer - expected[:, :, None] * np.eye(k)[None]
-
-        return _newton_batch(start, derivatives, loglik, tol, max_iter)
-
-    out = np.empty((len(counts), k))
-    chunk = max(1, 4_000_000 // max(n_pat * width * width, 1))
-    for first in range(0, len(counts), chunk):
-        c = counts[first:first + chunk]
-        out[first:first + len(c)] = fit(c, np.broadcast_to(theta0, (len(c), k)))
-    return out
+    return _newton_batch(np.broadcast_to(theta0, (len(n), k)), derivatives, loglik, tol, max_iter)
 
 
 def best_of_n_shares(winners: Sequence[str], shown: Sequence[Sequence[str]], items: Sequence[str] | None = None,

@@ -1151,7 +1151,7 @@ def test_pl_bootstrap_edge_cases() -> None:
 
 
 def test_pl_bootstrap_is_fast_on_a_large_study() -> None:
-    """1,000 resamples of 2,000 evaluators x 20 rankings of 4 systems: 0.2 s measured (plackett_luce once per
+    """1,000 resamples of 2,000 evaluators x 20 rankings of 4 systems: 0.04 s measured (plackett_luce once per
     resample, in a loop, takes 2.5 s for the fits alone); the bound leaves room for a busy machine."""
     import time
 
