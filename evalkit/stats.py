@@ -58,6 +58,7 @@ __all__ = [
     "median_ci",
     "paired_wilcoxon",
     "plackett_luce",
+    "plackett_luce_bootstrap",
     "sample_size_paired",
     "sample_size_two_proportions",
     "wilcoxon_signed_rank",
@@ -396,18 +397,18 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95,
 
 
 def wilcoxon_signed_rank(x: Sequence[float], y: Sequence[float]) -> float:
-    """Two-sided p-value of the Wilcoxon signed-rank test of paired samples (exact where scipy gives it).
+    """Two-sided p-value of the Wilcoxon signed-rank test of paired samples, as scipy's ``wilcoxon(method="auto")``
+    computes it (zero differences dropped, Wilcoxon's rule; see :func:`_signed_rank_p`).
 
     NaN when every difference is zero (nothing to rank).
     """
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.shape != b.shape:
         raise ValueError("x and y must be paired: same length")
-    if a.size == 0 or np.all(a - b == 0):
+    d = (a - b).ravel()
+    if d.size == 0 or np.all(d == 0):
         return NAN
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(_st.wilcoxon(a, b, alternative="two-sided", method="auto").pvalue)
+    return _signed_rank_p(d)
 
 
 def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> float:
@@ -514,16 +515,15 @@ class PairedWilcoxon:
 def paired_wilcoxon(x: Sequence[float], y: Sequence[float]) -> PairedWilcoxon:
     """Wilcoxon signed-rank test of two systems scored on the same items (Wilcoxon 1945), with effect sizes.
 
-    ``x[i]`` and ``y[i]`` are the two systems' scores on item i; a pair with a NaN is dropped; the
-    differences are x − y. ``p_value`` is scipy's two-sided ``wilcoxon``, as in :func:`wilcoxon_signed_rank`
-    (zero differences dropped, Wilcoxon's rule; exact for small samples without ties, else the normal
-    approximation). ``statistic`` is W+, the sum of the ranks of the positive differences (R's V), so that
-    it says which way the difference goes (scipy's two-sided statistic is min(W+, W−)). ``n`` counts the
-    pairs, ``n_nonzero`` those the test ranks. ``hodges_lehmann`` is the Hodges–Lehmann (1963) estimate that
-    goes with the test, the median of the Walsh averages (d_i + d_j)/2, i <= j, over all n differences;
-    ``median_difference`` the plain median of the differences. When every difference is 0 there is nothing
-    to rank: the p-value is NaN (as in :func:`wilcoxon_signed_rank`), W+ and both estimates 0. With no pairs
-    everything but ``n`` is NaN.
+    ``x[i]`` and ``y[i]`` are the two systems' scores on item i; a pair with a NaN is dropped; the differences are
+    x − y. ``p_value`` is scipy's two-sided ``wilcoxon``, as in :func:`wilcoxon_signed_rank` (zero differences
+    dropped, Wilcoxon's rule; exact for small samples, else the normal approximation with the tie correction:
+    :func:`_signed_rank_p`). ``statistic`` is W+, the sum of the ranks of the positive differences (R's V), so that
+    it says which way the difference goes (scipy's two-sided statistic is min(W+, W−)). ``n`` counts the pairs,
+    ``n_nonzero`` those the test ranks. ``hodges_lehmann`` is the Hodges–Lehmann (1963) estimate that goes with the
+    test, the median of the Walsh averages (d_i + d_j)/2, i <= j, over all n differences; ``median_difference`` the
+    plain median of the differences. When every difference is 0 there is nothing to rank: the p-value is NaN (as in
+    :func:`wilcoxon_signed_rank`), W+ and both estimates 0. With no pairs everything but ``n`` is NaN.
     """
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.ndim != 1 or a.shape != b.shape:
@@ -537,14 +537,27 @@ def paired_wilcoxon(x: Sequence[float], y: Sequence[float]) -> PairedWilcoxon:
     if len(nonzero) == 0:
         return PairedWilcoxon(0.0, NAN, n, 0, 0.0, 0.0)
     ranks = _st.rankdata(np.abs(nonzero))
-    if n <= 13 and (len(nonzero) < n or len(np.unique(ranks)) < len(ranks)):
-        p = _signed_rank_tied_p(ranks, float(ranks[nonzero > 0].sum()))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            p = float(_st.wilcoxon(d, alternative="two-sided", method="auto").pvalue)
-    return PairedWilcoxon(float(ranks[nonzero > 0].sum()), p, n, len(nonzero), float(np.median(d)),
-                          _walsh_median(d))
+    return PairedWilcoxon(float(ranks[nonzero > 0].sum()), _signed_rank_p(d, ranks), n, len(nonzero),
+                          float(np.median(d)), _walsh_median(d))
+
+
+def _signed_rank_p(d: np.ndarray, ranks: np.ndarray | None = None) -> float:
+    """Two-sided p-value of the signed-rank test of the differences ``d`` (some nonzero), the one scipy's
+    ``wilcoxon(d, method="auto")`` gives with its default ``zero_method="wilcox"`` (zeros dropped before ranking,
+    Wilcoxon 1945): exact for n <= 50 without ties or zeros; the exact conditional distribution of the midranks
+    for n <= 13 (zeros counted in n) with ties or zeros (:func:`_signed_rank_tied_p`: scipy runs a permutation
+    test in Python there, 0.2 s at n = 10 and 1.5 s at n = 13 per test); otherwise the normal approximation with
+    the tie correction of the variance and the continuity correction. ``ranks``: the midranks of the nonzero
+    |d|, if already computed.
+    """
+    nonzero = d[d != 0]
+    if ranks is None:
+        ranks = _st.rankdata(np.abs(nonzero))
+    if len(d) <= 13 and (len(nonzero) < len(d) or len(np.unique(ranks)) < len(ranks)):
+        return _signed_rank_tied_p(ranks, float(ranks[nonzero > 0].sum()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(_st.wilcoxon(d, alternative="two-sided", method="auto").pvalue)
 
 
 def _signed_rank_tied_p(ranks: np.ndarray, w_plus: float) -> float:
@@ -827,37 +840,31 @@ def _bt_loglik(theta: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (w * -np.logaddexp(0.0, -diff)).sum(axis=(1, 2))
 
 
-def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
-    """The Bradley–Terry maximum-likelihood fit of a stack of win matrices at once (``w``: resamples x k x k,
-    every item winning and losing something in every matrix). Returns centred log-strengths, resamples x k.
+def _newton_batch(theta: np.ndarray, derivatives: Any, loglik: Any, tol: float = 1e-10,
+                  max_iter: int = 200) -> np.ndarray:
+    """Maximise many concave log-likelihoods of centred log-strengths at once (``theta``: problems x k, the start).
 
-    Damped Newton steps on the log-strengths, vectorised over the resamples (one batched k x k solve per
-    step, halving a resample's step while it would lower its likelihood). Written by hand because scipy's
-    optimisers fit one problem at a time, and the minorise–maximise steps of :func:`_fit_bt` need millions
-    of iterations on lopsided data (a source winning 2,000 to 1: 15 s for 1,000 resamples); Newton takes a
-    few dozen. The log-likelihood is concave and the fit exists (every item wins and loses), so it
-    converges to the same optimum as :func:`_fit_bt` (a test compares them).
+    ``derivatives(theta, rows)`` gives the gradient (problems x k) and the Hessian (problems x k x k, negative
+    semi-definite, singular along (1, ..., 1)) of the problems ``rows`` at ``theta``; ``loglik(theta, rows)``
+    their log-likelihoods. Damped Newton steps, one batched k x k solve per step, halving a problem's step while
+    it would lower its likelihood; a problem stops when no log-strength moves by ``tol``. Shared by the
+    Bradley–Terry and Plackett–Luce bootstraps. Returns the centred log-strengths.
     """
-    n_res, k, _ = w.shape
-    n_ij = w + np.transpose(w, (0, 2, 1))
-    wins = w.sum(axis=2)
-    theta = np.zeros((n_res, k))
+    theta = np.array(theta, dtype=float)
+    n_res, k = theta.shape
     ones = np.ones((k, k)) / k  # H is singular along (1, ..., 1): adding this fixes the centring
     active = np.arange(n_res)
     for _ in range(max_iter):
         if not len(active):
             break
-        th, nn, ww = theta[active], n_ij[active], w[active]
-        prob = 1.0 / (1.0 + np.exp(th[:, None, :] - th[:, :, None]))  # P(i beats j)
-        grad = wins[active] - (nn * prob).sum(axis=2)
-        curv = nn * prob * (1.0 - prob)
-        hess = curv - np.eye(k)[None] * curv.sum(axis=2)[:, :, None]  # negative semi-definite
+        th = theta[active]
+        grad, hess = derivatives(th, active)
         step = np.linalg.solve(hess - ones[None], -grad[:, :, None])[:, :, 0]
-        base = _bt_loglik(th, ww)
+        base = loglik(th, active)
         scale = np.ones(len(active))
         for _ in range(40):  # step halving where the likelihood would go down
             trial = th + scale[:, None] * step
-            worse = _bt_loglik(trial, ww) < base - 1e-12 * np.abs(base)
+            worse = loglik(trial, active) < base - 1e-12 * np.abs(base)
             if not worse.any():
                 break
             scale[worse] /= 2
@@ -866,6 +873,65 @@ def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.
         theta[active] = trial
         active = active[~done]
     return theta - theta.mean(axis=1, keepdims=True)
+
+
+def _fit_bt_batch(w: np.ndarray, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
+    """The Bradley–Terry maximum-likelihood fit of a stack of win matrices at once (``w``: resamples x k x k,
+    every item winning and losing something in every matrix). Returns centred log-strengths, resamples x k.
+
+    Damped Newton steps on the log-strengths, vectorised over the resamples (:func:`_newton_batch`). Written by
+    hand because scipy's optimisers fit one problem at a time, and the minorise–maximise steps of
+    :func:`_fit_bt` need millions of iterations on lopsided data (a source winning 2,000 to 1: 15 s for 1,000
+    resamples); Newton takes a few dozen. The log-likelihood is concave and the fit exists (every item wins
+    and loses), so it converges to the same optimum as :func:`_fit_bt` (a test compares them).
+    """
+    n_res, k, _ = w.shape
+    n_ij = w + np.transpose(w, (0, 2, 1))
+    wins = w.sum(axis=2)
+
+    def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nn = n_ij[rows]
+        prob = 1.0 / (1.0 + np.exp(th[:, None, :] - th[:, :, None]))  # P(i beats j)
+        grad = wins[rows] - (nn * prob).sum(axis=2)
+        curv = nn * prob * (1.0 - prob)
+        return grad, curv - np.eye(k)[None] * curv.sum(axis=2)[:, :, None]
+
+    return _newton_batch(np.zeros((n_res, k)), derivatives, lambda th, rows: _bt_loglik(th, w[rows]), tol, max_iter)
+
+
+def _resampled_totals(per_eval: np.ndarray, resamples: int, seed: int) -> Iterable[tuple[int, np.ndarray]]:
+    """The evaluator bootstrap's totals: per resample (:func:`bootstrap_indexes`), the sum of the rows of
+    ``per_eval`` (evaluators x cells: each evaluator's counts) over the evaluators it drew, as
+    (first resample, resamples x cells) in chunks. One matrix product per chunk: the resample's count of each
+    evaluator times ``per_eval``. Shared by the Bradley–Terry and Plackett–Luce bootstraps."""
+    n_eval = len(per_eval)
+    idx = bootstrap_indexes(n_eval, resamples, seed)
+    # float32 products and sums are exact while every partial sum is a multiple of 1/2 below 2**23 (wins are
+    # whole, ties halves): then the faster single-precision product gives exactly the double-precision result
+    halves = np.all(per_eval * 2 == np.round(per_eval * 2))
+    exact = np.float32 if halves and n_eval * float(per_eval.max(initial=0)) < 2**22 else np.float64
+    per_eval_exact = per_eval.astype(exact)
+    # resample counts in chunks of ~2M cells (16 MB): faster than one large array here, and memory stays small
+    chunk = max(1, min(resamples, 2_000_000 // max(n_eval, 1)))
+    for start in range(0, resamples, chunk):
+        rows = idx[start:start + chunk]
+        flat = (np.arange(len(rows), dtype=np.int64)[:, None] * n_eval + rows).ravel()  # evaluator draws per row
+        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(exact)
+        yield start, (counts @ per_eval_exact).astype(float)
+
+
+def _percentile_bounds(strengths: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``strengths`` (resamples x items), the percentile interval over its non-NaN values: the
+    ``lower`` / ``higher`` order statistics at (1 ∓ confidence) / 2 (no interpolation between an infinity and a
+    number); NaN for a column with no value."""
+    low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
+    low, high = np.full(strengths.shape[1], NAN), np.full(strengths.shape[1], NAN)
+    for j in range(strengths.shape[1]):
+        values = strengths[:, j][~np.isnan(strengths[:, j])]
+        if len(values):
+            low[j] = float(np.quantile(values, low_q, method="lower"))
+            high[j] = float(np.quantile(values, high_q, method="higher"))
+    return low, high
 
 
 def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, loser: Any, weight: Any = None, *,
@@ -912,28 +978,12 @@ def bradley_terry_bootstrap(items: Sequence[str], evaluator: Any, winner: Any, l
     used, cell_code = np.unique(cell, return_inverse=True)
     per_eval = np.bincount(evaluator * len(used) + cell_code, weights=weight,
                            minlength=n_eval * len(used)).reshape(n_eval, len(used))
-    idx = bootstrap_indexes(n_eval, resamples, seed)
-    # float32 products and sums are exact while every partial sum is a multiple of 1/2 below 2**23 (wins are
-    # whole, ties halves): then the faster single-precision product gives exactly the double-precision result
-    halves = np.all(per_eval * 2 == np.round(per_eval * 2))
-    exact = np.float32 if halves and n_eval * float(per_eval.max(initial=0)) < 2**22 else np.float64
-    per_eval_exact = per_eval.astype(exact)
     strengths = np.empty((resamples, k))
-    # resample counts in chunks of ~2M cells (16 MB): faster than one large array here, and memory stays small
-    chunk = max(1, min(resamples, 2_000_000 // max(n_eval, 1)))
-    for start in range(0, resamples, chunk):
-        rows = idx[start:start + chunk]
-        flat = (np.arange(len(rows), dtype=np.int64)[:, None] * n_eval + rows).ravel()  # evaluator draws per row
-        counts = np.bincount(flat, minlength=len(rows) * n_eval).reshape(len(rows), n_eval).astype(exact)
-        w = np.zeros((len(rows), k * k))
-        w[:, used] = counts @ per_eval_exact
-        strengths[start:start + len(rows)] = _bootstrap_fits(list(items), w.reshape(len(rows), k, k))
-    low_q, high_q = (1 - confidence) / 2, (1 + confidence) / 2
-    for j in range(k):
-        values = strengths[:, j][~np.isnan(strengths[:, j])]
-        if len(values):
-            out.loc[j, "low"] = float(np.quantile(values, low_q, method="lower"))
-            out.loc[j, "high"] = float(np.quantile(values, high_q, method="higher"))
+    for start, totals in _resampled_totals(per_eval, resamples, seed):
+        w = np.zeros((len(totals), k * k))
+        w[:, used] = totals
+        strengths[start:start + len(totals)] = _bootstrap_fits(list(items), w.reshape(len(totals), k, k))
+    out["low"], out["high"] = _percentile_bounds(strengths, confidence)
     return out
 
 
@@ -1148,27 +1198,43 @@ def plackett_luce(rankings: Iterable[Sequence[str]], items: Sequence[str] | None
         raise ValueError(f"ranking {repeat[0]} lists {item_list[repeat[1]]!r} twice: ties are not supported")
     counts = _counts(weights, len(lengths), "ranking")
     keep = lengths >= 2 if counts is None else (lengths >= 2) & (counts > 0)
-    ranked = _padded(codes, lengths)[keep]
-    counts = None if counts is None else counts[keep]
+    logs = _pl_logs(_padded(codes, lengths)[keep], None if counts is None else counts[keep], k)
+    return {item: float(v) for item, v in zip(item_list, logs, strict=True)}
+
+
+def _above(ranked: np.ndarray, counts: np.ndarray | None, k: int) -> np.ndarray:
+    """``w[i, j]``: the rankings (rows of codes, -1 after the end; weighted by ``counts``) placing i above j."""
     above = np.zeros(k * k)
-    for step in range(1, ranked.shape[1]):  # w[i, j]: rankings with i placed `step` positions above j
+    for step in range(1, ranked.shape[1]):  # rankings with i placed `step` positions above j
         a, b = ranked[:, :-step], ranked[:, step:]
         both = (a >= 0) & (b >= 0)
         per = None if counts is None else np.broadcast_to(counts[:, None], a.shape)[both]
         above += np.bincount(a[both] * k + b[both], weights=per, minlength=k * k)
-    fixed, fit = _set_aside(above.reshape(k, k))
+    return above.reshape(k, k)
+
+
+def _compact_rankings(ranked: np.ndarray, fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rankings with only the items of ``fit``, recoded 0..fit.sum()-1: (rows of codes, their lengths, which
+    rankings kept two or more items and so stay)."""
+    new_code = np.where(fit, np.cumsum(fit) - 1, -1)
+    kept = np.where(ranked >= 0, new_code[np.maximum(ranked, 0)], -1)
+    kept_lengths = (kept >= 0).sum(axis=1)
+    enough = kept_lengths >= 2
+    kept, kept_lengths = kept[enough], kept_lengths[enough]
+    return _padded(kept[kept >= 0], kept_lengths), kept_lengths, enough  # row-major order keeps each order
+
+
+def _pl_logs(ranked: np.ndarray, counts: np.ndarray | None, k: int) -> np.ndarray:
+    """:func:`plackett_luce`'s log-strengths of the rankings ``ranked`` (rows of codes 0..k-1, -1 after the end,
+    each ranking two or more items) weighted by ``counts``: infinities and NaN by :func:`_set_aside`, the rest
+    fitted (:func:`_fit_pl`) on the rankings with those left out and centred."""
+    fixed, fit = _set_aside(_above(ranked, counts, k))
     logs = fixed.copy()
     if fit.any():
-        new_code = np.where(fit, np.cumsum(fit) - 1, -1)
-        kept = np.where(ranked >= 0, new_code[ranked], -1)
-        kept_lengths = (kept >= 0).sum(axis=1)
-        enough = kept_lengths >= 2
-        kept, kept_lengths = kept[enough], kept_lengths[enough]
-        compact = _padded(kept[kept >= 0], kept_lengths)  # row-major order keeps each ranking's order
-        fitted = np.log(_fit_pl(compact, kept_lengths, int(fit.sum()),
-                                weights=None if counts is None else counts[enough]))
+        compact, lengths, enough = _compact_rankings(ranked, fit)
+        fitted = np.log(_fit_pl(compact, lengths, int(fit.sum()), weights=None if counts is None else counts[enough]))
         logs[fit] = fitted - fitted.mean()
-    return {item: float(v) for item, v in zip(item_list, logs, strict=True)}
+    return logs
 
 
 def _counts(weights: Sequence[float] | None, n: int, what: str) -> np.ndarray | None:
@@ -1240,6 +1306,145 @@ def _fit_pl(ranked: np.ndarray, lengths: np.ndarray, k: int, tol: float = 1e-12,
         result = _optimize.minimize(minus_loglik, theta, jac=True, method="BFGS", options={"gtol": 1e-10})
     theta = result.x - result.x.mean()
     return np.exp(theta)
+
+
+def plackett_luce_bootstrap(rankings: Sequence[Sequence[str]], evaluator: Any, ranking: Any, weight: Any = None, *,
+                            items: Sequence[str] | None = None, resamples: int = 1000, confidence: float = 0.95,
+                            seed: int = 0) -> pd.DataFrame:
+    """Percentile bootstrap intervals of the Plackett–Luce log-strengths (:func:`plackett_luce`), resampling
+    *evaluators* (Efron & Tibshirani 1993), as :func:`bradley_terry_bootstrap` does for Bradley–Terry.
+
+    ``rankings`` are the distinct rankings (item names, best first; ``items`` as in :func:`plackett_luce`), and
+    ``evaluator`` (codes >= 0), ``ranking`` (indexes into ``rankings``) and ``weight`` (how many times; 1 by
+    default) are parallel columns: one row per (evaluator, ranking given). A resample draws the evaluators with
+    replacement (:func:`bootstrap_indexes`, ``seed``) and counts each ranking as often as its drawn evaluators gave
+    it (one matrix product for all resamples, shared with Bradley–Terry); the resamples are refitted together by
+    damped Newton steps on their choice-set counts (:func:`_choice_sets`, :func:`_fit_pl_batch`), starting from
+    the full data's estimate.
+
+    A resample whose rankings do not connect every item (no finite fit) is fitted by :func:`plackett_luce`'s
+    rule, one by one: ``-inf`` / ``inf`` for items never ranked above / below another, NaN where an item was
+    not ranked (left out of its interval). The bounds are order statistics (:func:`_percentile_bounds`). An item
+    infinite in the full data is infinite in every resample (its interval is that infinity), one never ranked
+    with another has none (NaN). With fewer than two evaluators there is nothing to resample: every interval is
+    NaN. Rankings of fewer than two items carry no information and are ignored.
+
+    Returns a frame ``item, low, high`` in the order of the items.
+    """
+    _check_confidence(confidence)
+    names, lengths = _ragged(rankings, "ranking")
+    item_list, codes = _item_codes(names, items)
+    k = len(item_list)
+    repeat = _first_repeat(lengths, codes, k)
+    if repeat is not None:
+        raise ValueError(f"ranking {repeat[0]} lists {item_list[repeat[1]]!r} twice: ties are not supported")
+    evaluator, ranking = (np.asarray(c, dtype=np.int64).ravel() for c in (evaluator, ranking))
+    weight = np.ones(len(evaluator)) if weight is None else np.asarray(weight, dtype=float).ravel()
+    if not len(evaluator) == len(ranking) == len(weight):
+        raise ValueError("evaluator, ranking and weight must have the same length")
+    if len(ranking) and (ranking.min() < 0 or ranking.max() >= len(lengths)):
+        raise ValueError(f"ranking must index the rankings, 0..{len(lengths) - 1}")
+    if len(evaluator) and evaluator.min() < 0:
+        raise ValueError("evaluator codes must be >= 0")
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError("weights must be finite and >= 0")
+    out = pd.DataFrame({"item": item_list, "low": NAN, "high": NAN})
+    informative = (lengths[ranking] >= 2) & (weight > 0) if len(ranking) else np.zeros(0, dtype=bool)
+    _, ev = np.unique(evaluator[informative], return_inverse=True)
+    n_eval, n_rank = int(ev.max(initial=-1)) + 1, len(lengths)
+    if n_eval < 2 or k < 2:
+        return out
+    per_eval = np.bincount(ev * n_rank + ranking[informative], weights=weight[informative],
+                           minlength=n_eval * n_rank).reshape(n_eval, n_rank)
+    ranked = _padded(codes, lengths)
+    usable = lengths >= 2
+    ranked, per_eval = ranked[usable], per_eval[:, usable]
+    fixed, fit = _set_aside(_above(ranked, per_eval.sum(axis=0), k))
+    infinite = np.isinf(fixed)
+    out.loc[infinite, "low"] = out.loc[infinite, "high"] = fixed[infinite]
+    if not fit.any():
+        return out
+    compact, _, enough = _compact_rankings(ranked, fit)
+    # rankings that differ only in items set aside are now the same: merge them
+    distinct, inverse = np.unique(compact, axis=0, return_inverse=True)
+    merged = np.zeros((n_eval, len(distinct)))
+    np.add.at(merged.T, inverse.ravel(), per_eval[:, enough].T)
+    kf, lengths_fit = int(fit.sum()), (distinct >= 0).sum(axis=1)
+    theta0 = np.log(_fit_pl(distinct, lengths_fit, kf, weights=merged.sum(axis=0)))
+    theta0 -= theta0.mean()
+    sets, to_sets, chosen, pairs = _choice_sets(distinct, lengths_fit, kf)
+    strengths = np.empty((resamples, kf))
+    for start, totals in _resampled_totals(merged, resamples, seed):
+        regular = _strongly_connected(np.asarray(pairs.T @ totals.T).T.reshape(len(totals), kf, kf) > 0)
+        part = np.empty((len(totals), kf))
+        if regular.any():
+            given = totals[regular]
+            part[regular] = _fit_pl_batch(sets, np.asarray(to_sets.T @ given.T).T, np.asarray(chosen.T @ given.T).T,
+                                          theta0)
+        for b in np.flatnonzero(~regular):
+            given = totals[b] > 0
+            part[b] = _pl_logs(distinct[given], totals[b][given], kf)
+        strengths[start:start + len(totals)] = part
+    low, high = _percentile_bounds(strengths, confidence)
+    out.loc[fit, "low"], out.loc[fit, "high"] = low, high
+    return out
+
+
+def _choice_sets(ranked: np.ndarray, lengths: np.ndarray, k: int) -> tuple[np.ndarray, Any, Any, Any]:
+    """The rankings (rows of codes 0..k-1, -1 after the end) as the choices the Plackett–Luce model sees: at each
+    stage the first of the items left is chosen from them. Returns the distinct choice sets (C x k, 0/1), and as
+    sparse matrices per ranking its choice sets (rankings x C, how often), the items it chose at a stage
+    (rankings x k) and the pairs it orders (rankings x k², cell i * k + j: i above j)."""
+    n_pat, width = ranked.shape
+    stage_of = np.arange(width)[None, :] < (lengths - 1)[:, None]
+    pattern, stage = np.nonzero(stage_of)
+    member = np.zeros((len(pattern), k), dtype=bool)  # one row per (ranking, stage): the items from there on
+    later = np.arange(width)[None, :] >= stage[:, None]
+    rows, cols = np.nonzero(later & (ranked[pattern] >= 0))
+    member[rows, ranked[pattern][rows, cols]] = True
+    sets, which = np.unique(member, axis=0, return_inverse=True)
+    ones = np.ones(len(pattern))
+    to_sets = csr_matrix((ones, (pattern, which.ravel())), shape=(n_pat, len(sets)))
+    chosen = csr_matrix((ones, (pattern, ranked[pattern, stage])), shape=(n_pat, k))
+    # pairs: the item chosen at a stage is above every other item of its set
+    p_rows, items = np.nonzero(member)
+    first = ranked[pattern, stage][p_rows]
+    keep = items != first
+    pairs = csr_matrix((np.ones(int(keep.sum())), (pattern[p_rows][keep], first[keep] * k + items[keep])),
+                       shape=(n_pat, k * k))
+    return sets.astype(float), to_sets, chosen, pairs
+
+
+def _fit_pl_batch(sets: np.ndarray, n: np.ndarray, wins: np.ndarray, theta0: np.ndarray, tol: float = 1e-10,
+                  max_iter: int = 200) -> np.ndarray:
+    """Plackett–Luce log-strengths (centred) of many problems at once, each given by its choices: ``sets``
+    (C x k, 0/1) the distinct sets chosen from, ``n`` (problems x C) how often each set was chosen from, ``wins``
+    (problems x k) how often each item was chosen; every problem's choices connecting all k items. Damped Newton
+    steps (:func:`_newton_batch`) from ``theta0`` (the full data's estimate: a resample's fit lies near it).
+
+    The log-likelihood is Σ wins · θ − Σ_S n_S log Σ_{j∈S} γ_j (γ = exp θ), so with π_S = γ / Σ_S γ on S the
+    gradient is wins − Σ_S n_S π_S and the Hessian −Σ_S n_S (diag π_S − π_S π_Sᵀ): matrix products over the
+    choice sets, whose number is at most 2^k (64 for six systems) however many distinct rankings there are.
+    """
+    k = sets.shape[1]
+    pair_sets = (sets[:, :, None] * sets[:, None, :]).reshape(len(sets), k * k)
+
+    def parts(th: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        shift = th.max(axis=1, keepdims=True)
+        gamma = np.exp(th - shift)
+        return shift, gamma, gamma @ sets.T  # the sums of γ over each set
+
+    def loglik(th: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        shift, _, total = parts(th)
+        return (wins[rows] * th).sum(axis=1) - (n[rows] * (np.log(total) + shift)).sum(axis=1)
+
+    def derivatives(th: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _, gamma, total = parts(th)
+        expected = ((n[rows] / total) @ sets) * gamma
+        outer = ((n[rows] / total**2) @ pair_sets).reshape(len(rows), k, k) * gamma[:, :, None] * gamma[:, None, :]
+        return wins[rows] - expected, outer - expected[:, :, None] * np.eye(k)[None]
+
+    return _newton_batch(np.broadcast_to(theta0, (len(n), k)), derivatives, loglik, tol, max_iter)
 
 
 def best_of_n_shares(winners: Sequence[str], shown: Sequence[Sequence[str]], items: Sequence[str] | None = None,

@@ -303,7 +303,7 @@ target = "human"
 """
 
 
-def make_items_study(tmp: Path) -> Path:
+def make_demo_with_items_tasks(tmp: Path) -> Path:
     """The demo study plus a task of every items kind (compare with ties and the slider, score on a Likert and a
     slider scale, rank best-of-n and full ranking, realfake with confidence) over ``datasets/responses.jsonl``,
     whose items carry made-up metrics; returns the config path."""

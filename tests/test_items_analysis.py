@@ -240,6 +240,66 @@ def test_rank_full_rankings() -> None:
     assert bt["log_strength"].to_dict() == pytest.approx(stats.bradley_terry(implied), abs=1e-9)
     assert res.n_rankings == 5 and res.n_answers == 5
 
+def _ranking_rows(given: list[tuple[str, list[str], str]]) -> pd.DataFrame:
+    return frame([answer(k + 1, e, "r", "rank", k, systems, f"i{k}", r) for k, (e, systems, r) in enumerate(given)])
+
+
+def test_rank_plackett_luce_intervals_resample_evaluators() -> None:
+    """The Plackett–Luce intervals are stats.plackett_luce_bootstrap over the evaluators' rankings (the same seed
+    and resamples), contain the estimates, and are shown in the table and the headline rows."""
+    rng = random.Random(4)
+    given = []
+    for e in range(12):
+        for _ in range(3):
+            shown = rng.sample(["x", "y", "z"], 3)
+            order = sorted(range(3), key=lambda i: -({"x": 1.0, "y": 0.3, "z": 0.0}[shown[i]] + rng.gauss(0, 1)))
+            given.append((f"e{e}", shown, ">".join("ABC"[i] for i in order)))
+    res = rank_analysis.results(_ranking_rows(given), RANKING, CONTEXT)
+    pl = res.plackett_luce.set_index("system")
+    as_systems = [[shown["ABC".index(c)] for c in r.split(">")] for _, shown, r in given]
+    distinct = sorted({tuple(r) for r in as_systems})
+    cells = pd.Series([(int(e[1:]), distinct.index(tuple(r))) for (e, _, _), r in zip(given, as_systems,
+                                                                                       strict=True)]).value_counts()
+    expected = stats.plackett_luce_bootstrap(
+        [list(r) for r in distinct], [c[0] for c in cells.index], [c[1] for c in cells.index], cells.to_numpy(),
+        items=["x", "y", "z"], resamples=CONTEXT.options.bootstrap_resamples, seed=CONTEXT.options.bootstrap_seed)
+    for r in expected.itertuples():
+        assert (pl.loc[r.item, "low"], pl.loc[r.item, "high"]) == pytest.approx((r.low, r.high), abs=1e-9)
+        assert r.low < pl.loc[r.item, "log_strength"] < r.high
+    assert res.n_ranking_evaluators == 12
+    block = next(b for b in res.blocks() if b.heading == "Plackett–Luce strengths")
+    assert list(block.table.columns) == ["system", "log_strength", "95% CI"]
+    assert block.table["95% CI"].str.match(r"^\[-?\d+\.\d{3}, -?\d+\.\d{3}\]$").all()
+    assert "Efron & Tibshirani 1993" in block.note and "Hunter 2004" in block.note and "1,000 resamples" in block.note
+    rows = [r for r in res.main_rows() if r["section"].endswith("Plackett–Luce log-strength")]
+    assert len(rows) == 3 and all(r["interval"].startswith("bootstrap percentile") for r in rows)
+    assert {r["label"]: (r["low"], r["high"]) for r in rows} == pytest.approx(
+        {r.item: (r.low, r.high) for r in expected.itertuples()})
+
+
+def test_rank_plackett_luce_edge_cases() -> None:
+    # one evaluator: estimates, no interval, and a note saying why
+    one = rank_analysis.results(_ranking_rows([(e.replace("e2", "e1").replace("e3", "e1"), s, r)
+                                               for e, s, r in RANKED]), RANKING, CONTEXT)
+    block = next(b for b in one.blocks() if b.heading == "Plackett–Luce strengths")
+    assert one.n_ranking_evaluators == 1 and one.plackett_luce[["low", "high"]].isna().all().all()
+    assert (block.table["95% CI"] == "–").all() and "no interval until a second one" in block.note
+    # every ranking in the same order: no finite fit; a note instead of a table of infinities, no headline rows
+    same = rank_analysis.results(_ranking_rows([("e1", ["x", "y", "z"], "A>B>C"), ("e2", ["z", "y", "x"], "C>B>A"),
+                                                ("e3", ["y", "x", "z"], "B>A>C")]), RANKING, CONTEXT)
+    block = next(b for b in same.blocks() if b.heading == "Plackett–Luce strengths")
+    assert block.table is None and "No finite Plackett–Luce fit" in block.note and "(x > y > z)" in block.note
+    assert "inf" not in block.note.replace("infinite", "")
+    assert not [r for r in same.main_rows() if "Plackett–Luce" in r["section"]]
+    # a system shown but never ranked (its answer unreadable): no estimate, no interval; the others have both
+    odd = rank_analysis.results(_ranking_rows([*RANKED, ("e3", ["w", "x", "y"], "A>A>B")]), RANKING, CONTEXT)
+    pl = odd.plackett_luce.set_index("system")
+    assert pl.loc["w"].isna().all()
+    known = pl.loc[["x", "y", "z"]]  # three evaluators: many resamples have no finite fit, so ends can be infinite
+    assert np.isfinite(known["log_strength"]).all() and not known.isna().any().any()
+    assert ((known["low"] <= known["log_strength"]) & (known["log_strength"] <= known["high"])).all()
+
+
 
 def test_rank_best_of_n_with_questions_of_two_sizes() -> None:
     given = [("e1", ["x", "y", "z"], "A"), ("e1", ["y", "z", "x"], "C"), ("e2", ["z", "x", "y"], "B"),
@@ -368,9 +428,9 @@ def fill_items_study(config: Path, location: Path | str, evaluators: int = 10) -
 
 @pytest.fixture(scope="module")
 def items_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.helpers import make_items_study
+    from tests.helpers import make_demo_with_items_tasks
 
-    return make_items_study(tmp_path_factory.mktemp("items") / "study")
+    return make_demo_with_items_tasks(tmp_path_factory.mktemp("items") / "study")
 
 
 @pytest.fixture(scope="module")

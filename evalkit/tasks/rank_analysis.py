@@ -44,7 +44,15 @@ MEAN_RANK_NOTE = ("Mean position in the full rankings (1 = best), with a Student
 PL_NOTE = (
     "Plackett–Luce log-strengths (Luce 1959; Plackett 1975) of the full rankings, maximum likelihood by "
     "minorise–maximise (Hunter 2004), centred; a system never ranked above another gets -inf, one never ranked "
-    "below another inf. Point estimates: the intervals are those of Bradley–Terry below.")
+    "below another inf. 95% percentile bootstrap intervals resampling evaluators (all of an evaluator's rankings "
+    "together; Efron & Tibshirani 1993), {resamples:,} resamples, seed {seed}; an end at -inf / inf: the system "
+    "was never ranked above / below another in enough resamples.")
+PL_ONE_EVALUATOR = (" Only one evaluator has ranked: the bootstrap resamples evaluators, so there is no interval "
+                    "until a second one has.")
+PL_NO_FIT = (
+    "No finite Plackett–Luce fit: every pair of systems was ranked in the same order in all {n:,} rankings "
+    "({order}), so the maximum-likelihood strengths are infinite (the likelihood grows without bound as they "
+    "spread apart) and there is nothing to estimate or bootstrap. The mean ranks above give the order.")
 IMPLIED_NOTE = (
     "From the pairs each answer implies: the best beats every other output shown (best-of-n), each output "
     "beats every one ranked below it (rankings). ")
@@ -62,7 +70,7 @@ class RankResult:
     response: str
     shares: pd.DataFrame  # system, wins, shown, share, low, high, chance, p_value
     mean_rank: pd.DataFrame  # system, mean, low, high, sd, n, clipped (full rankings)
-    plackett_luce: pd.DataFrame  # system, log_strength (full rankings)
+    plackett_luce: pd.DataFrame  # system, log_strength, low, high (full rankings; bootstrap over evaluators)
     bradley_terry: pd.DataFrame  # system, log_strength, low, high (implied pairs)
     power: pd.DataFrame  # system, share, chance, n, needed_total, further
     correlations: pd.DataFrame
@@ -70,6 +78,7 @@ class RankResult:
     options: Any
     n_answers: int
     n_rankings: int
+    n_ranking_evaluators: int = 0  # evaluators who gave a full ranking (the bootstrap's units)
     kind: str = "rank"
 
     def describe(self) -> str:
@@ -89,9 +98,7 @@ class RankResult:
                 "95% CI": [fmt_ci(a, b, pct=False) + (" †" if cut else "")
                            for a, b, cut in zip(m["low"], m["high"], m["clipped"], strict=True)]})[
                 ["system", "mean", "95% CI", "sd", "n"]].rename(columns={"mean": "mean rank"}), MEAN_RANK_NOTE))
-            pl = self.plackett_luce
-            out.append(Block("Plackett–Luce strengths", pl.assign(log_strength=pl["log_strength"].map(
-                lambda v: fmt_num(v, 3))), PL_NOTE))
+            out.append(self._plackett_luce_block())
         bt = self.bradley_terry
         out.append(Block("Bradley–Terry strengths from implied pairs", bt_table(bt.rename(
             columns={"system": "source"})).rename(columns={"source": "system"}) if len(bt) else None,
@@ -114,10 +121,12 @@ class RankResult:
             rows.append({"section": join_title(self.title, "chosen as the best (vs chance)"), "label": r.system,
                          "detail": f"chance {fmt_pct(r.chance)}%", "value": r.share, "low": r.low, "high": r.high,
                          "p_value": r.p_value, "n": r.shown, "interval": "Wilson", "kind": "pct"})
-        for r in self.plackett_luce.itertuples():
+        for r in self.plackett_luce.itertuples() if self._pl_fitted() else ():
             rows.append({"section": join_title(self.title, "Plackett–Luce log-strength"), "label": r.system,
-                         "detail": "", "value": r.log_strength, "low": math.nan, "high": math.nan,
-                         "p_value": math.nan, "n": None, "interval": "none (point estimate)", "kind": "num"})
+                         "detail": "", "value": r.log_strength, "low": r.low, "high": r.high,
+                         "p_value": math.nan, "n": None,
+                         "interval": f"bootstrap percentile, evaluators resampled "
+                                     f"{self.options.bootstrap_resamples:,} times", "kind": "num"})
         for r in self.bradley_terry.itertuples():
             rows.append({"section": join_title(self.title, "Bradley–Terry log-strength (implied pairs)"),
                          "label": r.system, "detail": "", "value": r.log_strength, "low": r.low, "high": r.high,
@@ -125,6 +134,22 @@ class RankResult:
                          "interval": f"bootstrap percentile, evaluators resampled "
                                      f"{self.options.bootstrap_resamples:,} times", "kind": "num"})
         return rows + correlation_rows(self.correlations, self.title)
+
+    def _pl_fitted(self) -> bool:
+        """Whether some system has a finite Plackett–Luce estimate (none has when every pair of systems was
+        always ranked in the same order)."""
+        return bool(np.isfinite(self.plackett_luce["log_strength"].to_numpy(dtype=float)).any())
+
+    def _plackett_luce_block(self) -> Block:
+        pl = self.plackett_luce
+        if not self._pl_fitted():
+            order = " > ".join(self.mean_rank["system"])
+            return Block("Plackett–Luce strengths", None, PL_NO_FIT.format(n=self.n_rankings, order=order))
+        note = PL_NOTE.format(resamples=self.options.bootstrap_resamples, seed=self.options.bootstrap_seed)
+        if self.n_ranking_evaluators < 2:
+            note += PL_ONE_EVALUATOR
+        return Block("Plackett–Luce strengths", bt_table(pl.rename(columns={"system": "source"})).rename(
+            columns={"source": "system"}), note)
 
     def charts(self) -> dict[str, Any]:
         from ..charts import bt_chart, rate_chart
@@ -168,9 +193,9 @@ def _patterns(rows: pd.DataFrame, systems: list[str]) -> tuple[np.ndarray, list[
 
 
 def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> RankResult:
-    """Best-of-n shares against chance, mean ranks and Plackett–Luce strengths of full rankings, Bradley–Terry
-    from the implied pairs with bootstrap intervals over evaluators, sample sizes and the correlation of the
-    shares with the items' metrics."""
+    """Best-of-n shares against chance; for full rankings the mean ranks and the Plackett–Luce strengths;
+    Bradley–Terry from the implied pairs; both fits with bootstrap intervals over evaluators; sample sizes and
+    the correlation of the shares with the items' metrics."""
     options = context.options
     confidence = options.confidence
     rows = rows_of(ev, task["id"], ["session_id", "sources", "response", "item_ids"])
@@ -190,7 +215,12 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     shares = shares.rename(columns={"item": "system"})
     full = [p for p in used if len(orders[p]) == len(shows[p]) and len(shows[p]) >= 2 and len(orders[p]) > 1]
     mean_rank = pd.DataFrame(columns=["system", "mean", "low", "high", "sd", "n", "clipped"])
-    pl = pd.DataFrame(columns=["system", "log_strength"])
+    pl = pd.DataFrame(columns=["system", "log_strength", "low", "high"])
+    session, _ = _codes(rows["session_id"])
+    ok = (pattern >= 0) & (session >= 0)
+    n_pat = max(len(shows), 1)
+    cell, per_cell = np.unique(session[ok] * n_pat + pattern[ok], return_counts=True)
+    n_ranking_evaluators = 0
     if full:
         ranks = []
         for s in range(len(systems)):
@@ -202,15 +232,20 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
                 ranks.append({"system": systems[s], "mean": m.mean, "low": m.low, "high": m.high, "sd": m.sd,
                               "n": m.n, "clipped": m.clipped})
         mean_rank = pd.DataFrame(ranks, columns=mean_rank.columns).sort_values("mean", kind="stable")
-        strengths = stats.plackett_luce([[systems[c] for c in orders[p]] for p in full], items=systems,
-                                        weights=[int(counts[p]) for p in full])
-        pl = pd.DataFrame({"system": list(strengths), "log_strength": list(strengths.values())}).sort_values(
+        rankings = [[systems[c] for c in orders[p]] for p in full]
+        strengths = stats.plackett_luce(rankings, items=systems, weights=[int(counts[p]) for p in full])
+        # the bootstrap's rows: (evaluator, full ranking given, how often)
+        position = np.full(n_pat, -1)
+        position[full] = np.arange(len(full))
+        ranked = position[cell % n_pat] >= 0
+        n_ranking_evaluators = len(np.unique(cell[ranked] // n_pat))
+        intervals = stats.plackett_luce_bootstrap(
+            rankings, cell[ranked] // n_pat, position[cell[ranked] % n_pat], per_cell[ranked], items=systems,
+            resamples=options.bootstrap_resamples, confidence=confidence, seed=options.bootstrap_seed)
+        pl = pd.DataFrame({"system": list(strengths), "log_strength": list(strengths.values()),
+                           "low": intervals["low"].to_numpy(), "high": intervals["high"].to_numpy()}).sort_values(
             "log_strength", ascending=False, kind="stable").reset_index(drop=True)
     # implied pairs, per (evaluator, pattern): the best over every other shown, or each over those below it
-    session, _ = _codes(rows["session_id"])
-    ok = (pattern >= 0) & (session >= 0)
-    n_pat = max(len(shows), 1)
-    cell, per_cell = np.unique(session[ok] * n_pat + pattern[ok], return_counts=True)
     pair_w: list[list[int]] = []
     pair_l: list[list[int]] = []
     for p in range(len(shows)):
@@ -257,4 +292,4 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
         shares=shares, mean_rank=mean_rank.reset_index(drop=True), plackett_luce=pl, bradley_terry=bt,
         power=pd.DataFrame(power, columns=["system", "share", "chance", "n", "needed_total", "further"]),
         correlations=corr, correlation_note=note, options=options, n_answers=len(rows),
-        n_rankings=int(sum(counts[p] for p in full)))
+        n_rankings=int(sum(counts[p] for p in full)), n_ranking_evaluators=n_ranking_evaluators)

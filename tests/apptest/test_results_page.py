@@ -176,9 +176,9 @@ def test_every_items_task_gets_its_section(make_harness, tmp_path) -> None:
     from evalkit.analysis import analyse, items_of, load_frames
     from evalkit.config import study_summary
     from evalkit.export import results_csv
-    from tests.helpers import answer_items_tasks, make_items_study
+    from tests.helpers import answer_items_tasks, make_demo_with_items_tasks
 
-    h = make_harness(config=make_items_study(tmp_path / "items"))
+    h = make_harness(config=make_demo_with_items_tasks(tmp_path / "items"))
     loaded = h.loaded
     h.store.register_study(loaded.version, study_summary(loaded.study))
     rng = random.Random(8)
