@@ -459,19 +459,6 @@ def test_signed_rank_equals_scipy_where_scipy_is_quick() -> None:
             assert paired_wilcoxon(d, np.zeros(n)).p_value == pytest.approx(expected, rel=1e-12), (n, d)
 
 
-def test_signed_rank_with_ties_is_fast_at_n_13() -> None:
-    """scipy's exhaustive permutation test took 1.5 s here (n = 13, Likert ties and zeros); the convolution
-    takes well under a millisecond. The bound leaves a wide margin for a busy machine."""
-    import time
-
-    d = np.array([1, -1, 0, 2, 2, -3, 1, 0, 4, -1, 1, 2, 0], dtype=float)
-    start = time.perf_counter()
-    for _ in range(10):
-        wilcoxon_signed_rank(d, np.zeros(13))
-        paired_wilcoxon(d, np.zeros(13))
-    assert time.perf_counter() - start < 0.5
-
-
 def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "ratings":  # many ties
         return rng.integers(-4, 5, n).astype(float)
@@ -1150,16 +1137,15 @@ def test_pl_bootstrap_edge_cases() -> None:
     assert plackett_luce_bootstrap([["s0"]], [0, 1], [0, 0], items=ITEMS4)[["low", "high"]].isna().all().all()
 
 
-def test_pl_bootstrap_is_fast_on_a_large_study() -> None:
-    """1,000 resamples of 2,000 evaluators x 20 rankings of 4 systems: 0.04 s measured (plackett_luce once per
-    resample, in a loop, takes 2.5 s for the fits alone); the bound leaves room for a busy machine."""
-    import time
-
+def test_pl_bootstrap_on_a_large_study() -> None:
+    """2,000 evaluators x 20 rankings of 4 systems: every interval is finite and holds the estimate (its speed is
+    benchmark 9's, bench/bench_stats.py)."""
     ev, ranking, count = _rankings_by_evaluator(2000, 20, seed=2)
-    start = time.perf_counter()
-    ci = plackett_luce_bootstrap(PERMS4, ev, ranking, count, items=ITEMS4, resamples=1000, seed=0)
-    assert time.perf_counter() - start < 3.0
+    ci = plackett_luce_bootstrap(PERMS4, ev, ranking, count, items=ITEMS4, resamples=1000, seed=0).set_index("item")
+    point = plackett_luce([PERMS4[r] for r in ranking], ITEMS4, weights=count)
     assert np.isfinite(ci[["low", "high"]].to_numpy()).all()
+    for item in ITEMS4:
+        assert ci.loc[item, "low"] < point[item] < ci.loc[item, "high"]
 
 
 def test_sample_size_paired_matches_g_power() -> None:
