@@ -209,7 +209,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=20_000)
     ap.add_argument("--answers", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", choices=("bootstrap",), 
+    ap.add_argument("--only", choices=("bootstrap",),
                     help="run only this part (bootstrap: Bradley–Terry and Plackett–Luce intervals)")
     add_backend_option(ap)
     args = ap.parse_args()
