@@ -33,7 +33,7 @@ from .items_analysis import (
     rows_of,
     wilson_fractional,
 )
-from .pairwise_analysis import pairwise_results
+from .pairwise_analysis import pairwise_results, win_rate_rows
 
 __all__ = ["CompareResult", "results"]
 
@@ -109,13 +109,7 @@ class CompareResult:
         return out
 
     def main_rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for pair, group in self.win_rates.groupby("pair", sort=False):
-            first = group.iloc[0]
-            rows.append({"section": join_title(self.title, "win rate (vs 50%)"), "label": pair,
-                         "detail": first["system"], "value": first["rate"], "low": first["low"],
-                         "high": first["high"], "p_value": first["p_value"], "n": first["n"],
-                         "interval": "Wilson", "kind": "pct"})
+        rows = win_rate_rows(self.title, self.win_rates, "system")
         for r in self.bradley_terry.itertuples():
             rows.append({"section": join_title(self.title, "Bradley–Terry log-strength"), "label": r.system,
                          "detail": "", "value": r.log_strength, "low": r.low, "high": r.high,

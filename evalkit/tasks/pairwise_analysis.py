@@ -25,7 +25,7 @@ from ..export import _rate_table, bt_table, fmt_ci, fmt_num, fmt_pct
 from ..text import join_title
 from .items_analysis import count_text
 
-__all__ = ["PairwiseResult", "pairwise_results", "results", "win_rate_chart"]
+__all__ = ["PairwiseResult", "pairwise_results", "results", "win_rate_chart", "win_rate_rows"]
 
 LEFT, RIGHT, TIE = 0, 1, 2
 
@@ -83,17 +83,22 @@ class PairwiseResult:
         return out
 
     def main_rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for pair, group in self.win_rates.groupby("pair", sort=False):
-            first = group.iloc[0]
-            rows.append({"section": join_title(self.title, "win rate (vs 50%)"), "label": pair,
-                         "detail": first["source"], "value": first["rate"], "low": first["low"],
-                         "high": first["high"], "p_value": first["p_value"], "n": first["n"], "interval": "Wilson",
-                         "kind": "pct"})
-        return rows
+        return win_rate_rows(self.title, self.win_rates)
 
     def charts(self) -> dict[str, Any]:
         return {f"wins:{self.task}": win_rate_chart(self)} if not self.win_rates.empty else {}
+
+
+def win_rate_rows(title: str, win_rates: pd.DataFrame, who: str = "source") -> list[dict[str, Any]]:
+    """Headline rows of a win-rate table (:func:`evalkit.export.main_results`): per pair, the win rate of its
+    first ``who`` (source or system) against 50 %, with its Wilson interval."""
+    rows = []
+    for pair, group in win_rates.groupby("pair", sort=False):
+        first = group.iloc[0]
+        rows.append({"section": join_title(title, "win rate (vs 50%)"), "label": pair, "detail": first[who],
+                     "value": first["rate"], "low": first["low"], "high": first["high"], "p_value": first["p_value"],
+                     "n": first["n"], "interval": "Wilson", "kind": "pct"})
+    return rows
 
 
 def win_rate_chart(result: PairwiseResult) -> Any:
