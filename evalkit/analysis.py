@@ -38,12 +38,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CERA_COLUMNS",
+    "AllPairsResult",
     "Block",
     "Frames",
     "Options",
     "Report",
     "TaskContext",
     "TaskResult",
+    "all_pairs",
     "analyse",
     "answer_time_bins",
     "bradley_terry_intervals",
@@ -51,13 +53,10 @@ __all__ = [
     "included_sessions",
     "items_of",
     "load_frames",
-    "pairwise_results",
     "quality_signals",
-    "rating_results",
     "ratings_csv",
     "tasks_of",
     "timeline",
-    "triplet_results",
 ]
 
 #: Export names of the original CERA schema (its analysis scripts read these), then ours.
@@ -356,212 +355,7 @@ def _interval_row(successes: int, n: int, p0: float, confidence: float) -> dict[
     return {"n": r.n, "rate": r.rate, "low": r.low, "high": r.high, "p_value": r.p_value}
 
 
-# ----------------------------------------------------------------------------- triplets
-
-#: What Fleiss' kappa means when every evaluator saw different texts in a question slot.
-PER_EVALUATOR_KAPPA_NOTE = (
-    "Per-evaluator selection: evaluators saw different texts in each question slot, so this kappa measures how "
-    "consistently they pick the same source in a slot (CERA's statistic), not agreement about the same texts. "
-    "For inter-rater reliability use selection = \"shared\".")
-
-
-@dataclass
-class TripletResult:
-    """Everything about one triplet task."""
-
-    task: str
-    title: str
-    target: str | None
-    sources: list[str]
-    selection: pd.DataFrame  # source, role, picked, n, rate, low, high, p_value (vs 1/k)
-    turing: pd.DataFrame  # generated sources: fooled, n, rate, low, high, p_value
-    accuracy: dict[str, Any]  # finding the target: picked, n, rate, low, high, p_value
-    kappa: float
-    kappa_subjects: int
-    kappa_raters: int
-    kappa_basis: str  # "identical triplets" (shared) or "question slots" (per-evaluator)
-    kappa_note: str  # what kappa measures here: a caveat under per-evaluator selection, "" under shared
-    per_domain: pd.DataFrame  # domain, source, picked, n, rate, low, high
-    unmatched: int
-    n_answers: int
-
-
-def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95) -> TripletResult:
-    """Selection rates, the Turing view, accuracy, Fleiss' kappa (CERA style) and a per-domain breakdown."""
-    rows = ev.loc[(ev["task"] == task["id"]).to_numpy(),
-                  ["session_id", "slot", "review_source", "domain", "matched"]]  # copy only what is used
-    n = len(rows)
-    src, src_names = _codes(rows["review_source"])
-    k_all = len(src_names)
-    picked_arr = np.bincount(src[src >= 0], minlength=k_all)
-    picked = {str(name): int(c) for name, c in zip(src_names, picked_arr, strict=True) if c}
-    sources = list(task.get("sources") or sorted(picked))
-    target = task.get("target")
-    k = max(len(sources), 2)
-    selection = pd.DataFrame([
-        {"source": s, "role": "target" if s == target else "generated", "picked": picked.get(s, 0),
-         **_interval_row(picked.get(s, 0), n, 1 / k, confidence)} for s in sources
-    ], columns=["source", "role", "picked", "n", "rate", "low", "high", "p_value"])
-    turing = selection[selection["role"] == "generated"].rename(columns={"picked": "fooled"}).drop(columns="role")
-    accuracy = {"picked": picked.get(target, 0), **_interval_row(picked.get(target, 0), n, 1 / k, confidence)
-                } if target else {}
-    # Fleiss' kappa as CERA computes it: subjects = question slots, categories = the source picked,
-    # raters = evaluators. In "shared" selection a slot is the very same triplet for everyone.
-    slot, _ = pd.factorize(rows["slot"])
-    both = (slot >= 0) & (src >= 0)
-    n_slots = int(slot.max()) + 1 if len(slot) else 0
-    counts = np.bincount(slot[both] * k_all + src[both], minlength=n_slots * k_all).reshape(n_slots, k_all)
-    counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
-    kappa = stats.fleiss_kappa(counts) if n else math.nan
-    dom, dom_names = _codes(rows["domain"])
-    per_dom = np.bincount(dom[(dom >= 0) & (src >= 0)] * k_all + src[(dom >= 0) & (src >= 0)],
-                          minlength=len(dom_names) * k_all).reshape(len(dom_names), k_all)
-    dom_n = np.bincount(dom[dom >= 0], minlength=len(dom_names))
-    source_code = {str(name): c for c, name in enumerate(src_names)}
-    per_domain = []
-    for d in sorted(range(len(dom_names)), key=lambda c: str(dom_names[c])):
-        if dom_n[d] == 0:
-            continue
-        for s in sources:
-            got = int(per_dom[d, source_code[s]]) if s in source_code else 0
-            per_domain.append({"domain": dom_names[d], "source": s, "picked": got,
-                               **_interval_row(got, int(dom_n[d]), 1 / k, confidence)})
-    per_domain_df = pd.DataFrame(per_domain, columns=["domain", "source", "picked", "n", "rate", "low", "high",
-                                                      "p_value"])
-    sessions, _ = _codes(rows["session_id"])
-    return TripletResult(
-        task=task["id"], title=task.get("title", task["id"]), target=target, sources=sources, selection=selection,
-        turing=turing.reset_index(drop=True),
-        accuracy=accuracy, kappa=kappa, kappa_subjects=int(counts.shape[0]) if n else 0,
-        kappa_raters=int(np.count_nonzero(np.bincount(sessions[sessions >= 0]))),
-        kappa_basis="identical triplets" if task.get("selection") == "shared" else "question slots",
-        kappa_note="" if task.get("selection") == "shared" else PER_EVALUATOR_KAPPA_NOTE,
-        per_domain=per_domain_df, unmatched=int((rows["matched"] == 0).sum()), n_answers=n,
-    )
-
-
-# ----------------------------------------------------------------------------- pairwise
-
-LEFT, RIGHT, TIE = 0, 1, 2
-
-
-@dataclass
-class PairwiseResult:
-    """Everything about one pairwise task."""
-
-    task: str
-    title: str
-    response: str
-    win_rates: pd.DataFrame  # pair, source, wins, ties, n, rate, low, high, p_value
-    slider: pd.DataFrame  # pair, favoured (positive = this source better), mean, low, high, sd, n, draws
-    power: pd.DataFrame  # pair, source, rate, n, needed_total, further
-    bradley_terry: pd.DataFrame  # source, log_strength
-    records: pd.DataFrame  # a, b, outcome ("a" / "b" / "tie"): the comparisons Bradley–Terry is fitted on
-    wins: pd.DataFrame  # the win matrix of those comparisons (ties as half a win each), sources x sources
-    evaluator_wins: pd.DataFrame  # session_id, winner, loser, wins: the same per evaluator (for the bootstrap)
-    n_answers: int
-
-
-def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95,
-                     alpha: float = 0.05, power: float = 0.8) -> PairwiseResult:
-    """Win rates per pair type (from the stored left/right sources), slider summaries, power and BT.
-
-    The winner of a forced choice is the side picked (``A`` = left, ``B`` =
-    right, anything else a tie); of a slider answer the sign of its value
-    (negative = left better, 0 = a draw). Answers without both sources, or with
-    the same source on both sides, compare nothing and are left out.
-    """
-    used_columns = [c for c in ("session_id", "response", "left_source", "right_source", "button", "detail")
-                    if c in ev.columns]
-    rows = ev.loc[(ev["task"] == task["id"]).to_numpy(), used_columns]  # copy only what is used
-    button, button_names = _codes(_buttons(rows))
-    slider = button >= 0
-    value = np.where(slider, _floats(rows["response"]), np.nan)
-    response, response_names = _codes(rows["response"])
-    side = np.where(slider, np.where(value < 0, LEFT, np.where(value > 0, RIGHT, TIE)),
-                    np.where(response == _code_of(response_names, "A"), LEFT,
-                             np.where(response == _code_of(response_names, "B"), RIGHT, TIE)))
-    left, left_names = _codes(rows["left_source"])
-    right, right_names = _codes(rows["right_source"])
-    used = (left >= 0) & (right >= 0)
-    names = sorted({str(x) for x in left_names[np.unique(left[used])]}
-                   | {str(x) for x in right_names[np.unique(right[used])]})
-    index = pd.Index(names, dtype=object)
-    lc, rc = _recode(rows["left_source"], index), _recode(rows["right_source"], index)
-    keep = used & (lc != rc)
-    lc, rc, side, slider, value, button = lc[keep], rc[keep], side[keep], slider[keep], value[keep], button[keep]
-    k = len(names)
-    a, b = np.minimum(lc, rc), np.maximum(lc, rc)  # the pair's sources in sorted order
-    pair = a * k + b
-    winner = np.where(side == LEFT, lc, np.where(side == RIGHT, rc, -1))
-    cells = k * k
-    n_pair = np.bincount(pair, minlength=cells)
-    ties = np.bincount(pair[side == TIE], minlength=cells)
-    wins_a = np.bincount(pair[winner == a], minlength=cells)
-    wins_b = np.bincount(pair[winner == b], minlength=cells)
-    accept, reject = _code_of(button_names, "accept"), _code_of(button_names, "reject")
-    win_rows, slider_rows, power_rows = [], [], []
-    for p in np.flatnonzero(n_pair):
-        first, second = names[p // k], names[p % k]
-        label = f"{first} vs {second}"
-        decided = int(n_pair[p] - ties[p])
-        for source, wins in ((first, wins_a[p]), (second, wins_b[p])):
-            win_rows.append({"pair": label, "source": source, "wins": int(wins), "ties": int(ties[p]),
-                             **_interval_row(int(wins), decided, 0.5, confidence)})
-        rate = wins_a[p] / decided if decided else math.nan
-        needed: float | None = None
-        if decided and rate != 0.5:
-            needed = stats.sample_size_two_proportions(rate, 0.5, alpha=alpha, power=power)
-        power_rows.append({"pair": label, "source": first, "rate": rate, "n": decided, "needed_total": needed,
-                           "further": None if needed is None else max(0, needed - decided)})
-        here = slider & (pair == p)
-        if here.any():
-            # orient: positive = the pair's first source better
-            oriented = np.where(lc[here] == p // k, -value[here], value[here])
-            m = stats.mean_ci(oriented, confidence, bounds=(min(-100.0, float(oriented.min())),
-                                                            max(100.0, float(oriented.max()))))
-            zero = value[here] == 0
-            slider_rows.append({"pair": label, "favoured": first, "mean": m.mean, "low": m.low, "high": m.high,
-                                "sd": m.sd, "n": m.n, "clipped": m.clipped,
-                                "positive_draws": int((zero & (button[here] == accept)).sum()),
-                                "negative_draws": int((zero & (button[here] == reject)).sum())})
-    outcome = np.select([side == LEFT, side == RIGHT], [0, 1], 2)
-    records = pd.DataFrame({"a": pd.Categorical.from_codes(lc, categories=index),
-                            "b": pd.Categorical.from_codes(rc, categories=index),
-                            "outcome": pd.Categorical.from_codes(outcome, categories=["a", "b", "tie"])})
-    # W[i, j] = wins of i over j, a tie half a win each: what stats.win_matrix builds from the records
-    w = np.zeros(cells)
-    w += np.bincount(lc[side == LEFT] * k + rc[side == LEFT], minlength=cells)
-    w += np.bincount(rc[side == RIGHT] * k + lc[side == RIGHT], minlength=cells)
-    tie = side == TIE
-    w += 0.5 * np.bincount(lc[tie] * k + rc[tie], minlength=cells)
-    w += 0.5 * np.bincount(rc[tie] * k + lc[tie], minlength=cells)
-    wins = pd.DataFrame(w.reshape(k, k), index=index, columns=index)
-    session, session_names = _codes(rows["session_id"])
-    session = session[keep]
-    decided, drawn = (side != TIE) & (session >= 0), tie & (session >= 0)
-    win_side, lose_side = np.where(side == RIGHT, rc, lc), np.where(side == RIGHT, lc, rc)
-    key = np.concatenate([(session[decided] * k + win_side[decided]) * k + lose_side[decided],
-                          (session[drawn] * k + lc[drawn]) * k + rc[drawn],
-                          (session[drawn] * k + rc[drawn]) * k + lc[drawn]])
-    weight = np.concatenate([np.ones(int(decided.sum())), np.full(2 * int(drawn.sum()), 0.5)])
-    cells, inverse = np.unique(key, return_inverse=True)
-    evaluator_wins = pd.DataFrame({  # categoricals: the bootstrap recodes them without comparing strings
-        "session_id": pd.Categorical.from_codes(cells // (k * k), categories=pd.Index(session_names, dtype=object)),
-        "winner": pd.Categorical.from_codes((cells // k) % k, categories=index),
-        "loser": pd.Categorical.from_codes(cells % k, categories=index),
-        "wins": np.bincount(inverse, weights=weight, minlength=len(cells))})
-    bt = stats.bradley_terry_matrix(names, wins.to_numpy()) if len(records) else {}
-    return PairwiseResult(
-        task=task["id"], title=task.get("title", task["id"]), response=task.get("response", "choice"),
-        win_rates=pd.DataFrame(win_rows, columns=["pair", "source", "wins", "ties", "n", "rate", "low", "high",
-                                                  "p_value"]),
-        slider=pd.DataFrame(slider_rows, columns=["pair", "favoured", "mean", "low", "high", "sd", "n", "clipped",
-                                                  "positive_draws", "negative_draws"]),
-        power=pd.DataFrame(power_rows, columns=["pair", "source", "rate", "n", "needed_total", "further"]),
-        bradley_terry=_bt_frame(bt), records=records, wins=wins, evaluator_wins=evaluator_wins,
-        n_answers=len(rows),
-    )
+# ----------------------------------------------------------------------------- Bradley–Terry (shared)
 
 
 def _bt_frame(bt: Mapping[str, float], intervals: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -594,131 +388,6 @@ def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], re
     wins = np.concatenate([part["wins"].to_numpy(dtype=float) for part in parts])
     return stats.bradley_terry_bootstrap(items, evaluator, winner, loser, wins, resamples=resamples,
                                          confidence=confidence, seed=seed)
-
-
-# ----------------------------------------------------------------------------- ratings
-
-
-@dataclass
-class RatingResult:
-    """Everything about one rating task."""
-
-    task: str
-    title: str
-    mos: pd.DataFrame  # metric, label, mean, low, high, sd, n, weighted_mean, scale, clipped
-    distribution: pd.DataFrame  # metric, score, count
-    agreement: pd.DataFrame  # metric, alpha, items, raters, note (why alpha is undefined; "" when defined)
-    n_item_ratings: int  # rated items counted per evaluator: (evaluator, question) pairs
-    n_items: int  # distinct items rated by anyone
-
-
-def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95,
-                   familiarity_weighted: bool = False) -> RatingResult:
-    """MOS with CI per metric, score distributions, ordinal Krippendorff's alpha, familiarity weighting.
-
-    The familiarity weight of a score is the evaluator's familiarity rating of
-    the same item (same session and question). Agreement counts an evaluator's
-    first score of an item once, over items scored by at least two evaluators;
-    where alpha is undefined, ``agreement.note`` says why. The t interval of a
-    mean is clipped to the metric's scale 1..``scale`` (from the task
-    description; 5 when unknown, widened to any stored score outside it), and
-    ``mos.clipped`` marks the intervals that were cut (see
-    :func:`evalkit.stats.mean_ci`). The general comment the store keeps as a
-    row with metric ``comment`` is never a metric, even with a score.
-    """
-    in_task = (ratings["task"] == task["id"]).to_numpy()
-    rated = ratings.loc[in_task, ["session_id", "task", "question_index", "item_id"]]
-    rows = ratings.loc[in_task & ratings["score"].notna().to_numpy() & (ratings["metric"] != "comment").to_numpy(),
-                       ["session_id", "question_index", "item_id", "metric", "score"]]
-    labels = {m["id"]: m.get("label", m["id"]) for m in task.get("metrics", [])}
-    scales = {m["id"]: int(m["scale"]) for m in task.get("metrics", []) if m.get("scale")}
-    metric, metric_names = _codes(rows["metric"])
-    present = {str(x) for x in metric_names[np.unique(metric[metric >= 0])]}
-    metrics = list(labels) or sorted(present - {"familiarity"})
-    session, _ = _codes(rows["session_id"])
-    item, item_names = _codes(rows["item_id"])
-    question = rows["question_index"].to_numpy(dtype=np.int64)
-    score = rows["score"].to_numpy(dtype=float)
-    span = int(question.max()) + 1 if len(question) else 1
-    asked = session * span + question  # one key per (session, question)
-    fam = metric == _code_of(metric_names, "familiarity")
-    fam_keys, fam_first = np.unique(asked[fam], return_index=True)
-    fam_index, fam_scores = pd.Index(fam_keys), score[fam][fam_first]
-    mos_rows, dist_rows, agree_rows = [], [], []
-    for name in metrics:
-        here = metric == _code_of(metric_names, name)
-        scores = score[here]
-        scale = scales.get(name, 5)
-        low_end = min(1.0, float(scores.min())) if len(scores) else 1.0
-        high_end = max(float(scale), float(scores.max())) if len(scores) else float(scale)
-        m = stats.mean_ci(scores, confidence, bounds=(low_end, high_end))
-        weighted = math.nan
-        if len(scores) and len(fam_keys):
-            w = _take(fam_scores, fam_index.get_indexer(asked[here]).astype(np.int64), np.nan)
-            ok = ~np.isnan(w)
-            if ok.any() and w[ok].sum() > 0:
-                weighted = float(np.average(scores[ok], weights=w[ok]))
-        label = labels.get(name, name)
-        mos_rows.append({"metric": name, "label": label, "mean": m.mean, "low": m.low, "high": m.high, "sd": m.sd,
-                         "n": m.n, "weighted_mean": weighted, "scale": scale, "clipped": m.clipped})
-        counts = pd.Series(scores.astype(int)).value_counts()
-        top = max([5, *counts.index.tolist()]) if len(counts) else 5
-        for value in range(1, top + 1):
-            dist_rows.append({"metric": name, "label": label, "score": value, "count": int(counts.get(value, 0))})
-        alpha, n_items, n_raters = _ordinal_alpha(session[here], item[here], scores, len(item_names))
-        agree_rows.append({"metric": name, "label": label, "alpha": alpha, "items": n_items, "raters": n_raters,
-                           "note": _alpha_note(alpha, n_items, len(scores))})
-    mos = pd.DataFrame(mos_rows, columns=["metric", "label", "mean", "low", "high", "sd", "n", "weighted_mean",
-                                          "scale", "clipped"])
-    if familiarity_weighted:
-        mos = mos.assign(shown_mean=mos["weighted_mean"])
-    return RatingResult(
-        task=task["id"], title=task.get("title", task["id"]), mos=mos,
-        distribution=pd.DataFrame(dist_rows, columns=["metric", "label", "score", "count"]),
-        agreement=pd.DataFrame(agree_rows, columns=["metric", "label", "alpha", "items", "raters", "note"]),
-        n_item_ratings=len(np.unique(_rated_item_keys(rated, _codes(rated["session_id"])[0]))),
-        n_items=int(rated["item_id"].nunique()),
-    )
-
-
-def _alpha_note(alpha: float, items: int, scores: int) -> str:
-    """Why Krippendorff's alpha is undefined ("" when it is defined)."""
-    if not math.isnan(alpha):
-        return ""
-    if scores == 0:
-        return "no scores yet"
-    if items == 0:
-        return "needs items rated by two or more evaluators"
-    return "undefined: every score on the items rated twice or more is the same (no variation)"
-
-
-def _ordinal_alpha(session: np.ndarray, item: np.ndarray, score: np.ndarray, n_items: int
-                   ) -> tuple[float, int, int]:
-    """Ordinal Krippendorff's alpha over items with >= 2 evaluators: (alpha, items, evaluators).
-
-    An evaluator's first score of an item counts, once. Alpha depends only on
-    the values each item received, not on who gave them, so the matrix handed
-    to ``krippendorff`` stacks each item's values in one column (rows = the
-    most values any item has) instead of evaluators x items, which for 20,000
-    evaluators would be mostly empty.
-    """
-    key = session * max(n_items, 1) + item
-    _, first = np.unique(key, return_index=True)  # first score per (evaluator, item)
-    first = np.sort(first)
-    per_item = np.bincount(item[first], minlength=n_items)
-    multi = per_item >= 2
-    if not multi.any():
-        return math.nan, 0, 0
-    chosen = first[multi[item[first]]]
-    raters = len(np.unique(session[chosen]))
-    column = np.cumsum(multi) - 1  # item code -> column among the chosen items
-    order = chosen[np.argsort(item[chosen], kind="stable")]
-    cols = column[item[order]]
-    starts = np.searchsorted(cols, np.arange(int(multi.sum())))
-    rows = np.arange(len(order)) - starts[cols]
-    matrix = np.full((int(per_item[multi].max()), int(multi.sum())), np.nan)
-    matrix[rows, cols] = score[order]
-    return stats.krippendorff_alpha(matrix, "ordinal"), int(multi.sum()), raters
 
 
 # ----------------------------------------------------------------------------- quality signals
@@ -842,7 +511,12 @@ def _majority_agreement(ev: pd.DataFrame, owner: np.ndarray, n: int) -> np.ndarr
     return out
 
 
-# ----------------------------------------------------------------------------- kinds analysed in their own modules
+# ----------------------------------------------------------------------------- what a kind's analysis returns
+
+if TYPE_CHECKING:
+    from .tasks.pairwise_analysis import PairwiseResult
+    from .tasks.rating_analysis import RatingResult
+    from .tasks.triplet_analysis import TripletResult
 
 
 @dataclass(frozen=True)
@@ -854,22 +528,36 @@ class TaskContext:
     items: ItemSet | None = None
     #: why ``items`` is None, for the note under the metric correlations
     items_note: str = "the study's items files were not given to the analysis"
+    #: the rating rows of the included sessions (what a rating task is analysed from); None: none given
+    ratings: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
 class Block:
-    """One table of a task's results as the results page and the Markdown report show it: a heading, the
-    table formatted for display (None: only the note), a note under it (how its intervals and tests were
-    made, with references), and the key of its chart in the report's charts ("" = none)."""
+    """One table of a task's results as the results page and the Markdown report show it: a heading ("" =
+    none), the table formatted for display (None: only the note), a note under it (how its intervals and tests
+    were made, with references), and the key of its chart in the report's charts ("" = none).
+
+    Where the page and the report differ: ``shown`` puts a block on the results page only (``"page"``) or in
+    the Markdown report only (``"report"``); ``page_heading`` is the page's Markdown line above the block
+    when it is not the bold heading (``""``: none); ``folded`` puts it in a collapsed expander on the page,
+    named by the heading."""
 
     heading: str
     table: pd.DataFrame | None
     note: str = ""
     chart: str = ""
+    shown: str = "both"  # "both", "page" or "report"
+    page_heading: str | None = None
+    folded: bool = False
 
 
 class TaskResult(Protocol):
-    """The results of one task of a kind analysed in its own module (compare, score, rank, realfake)."""
+    """The results of one task, from its kind's analysis module (``evalkit/tasks/<kind>_analysis.py``).
+
+    Optional: ``headings()``, the page's and the report's section headings where they are not the default
+    (:func:`evalkit.export.section_headings`), and ``tab``, the results page's tab (default ``"Overview"``).
+    """
 
     task: str
     title: str
@@ -901,6 +589,69 @@ def items_of(loaded: LoadedStudy) -> dict[str, ItemSet]:
     return out
 
 
+# ----------------------------------------------------------------------------- across tasks: Bradley–Terry
+
+
+@dataclass
+class AllPairsResult:
+    """The Bradley–Terry strengths over all pairwise tasks, with bootstrap intervals over evaluators.
+
+    A study-level statistic across tasks (every pairwise task's judgments in one fit, an evaluator's judgments
+    in all of them resampled together), so it is computed here by :func:`analyse`, not by the pairwise kind's
+    module; it follows the :class:`TaskResult` protocol, and :meth:`Report.sections` shows it after the last
+    pairwise task."""
+
+    bradley_terry: pd.DataFrame  # source, log_strength, low, high; strongest first
+    options: Options
+    after: str  # the id of the last pairwise task
+    task: str = ""
+    title: str = "Bradley–Terry over all pairwise tasks"
+    kind: str = "pairwise"
+    n_answers: int = 0
+
+    def describe(self) -> str:
+        return "pairwise, all tasks"
+
+    def headings(self) -> tuple[str, str]:
+        """(the results page's heading, the Markdown report's)."""
+        return "Bradley–Terry strengths over all pairs", self.title
+
+    def blocks(self) -> list[Block]:
+        from .export import bt_note, bt_table
+
+        bt, note = self.bradley_terry, bt_note(self.options)
+        page = (Block("", None, "No pairwise comparison yet.", shown="page") if bt.empty else
+                Block("", bt_table(bt), note, chart="bradley_terry", shown="page"))
+        return [page, Block("", bt_table(bt, 2), note, shown="report")]
+
+    def main_rows(self) -> list[dict[str, Any]]:
+        interval = f"bootstrap percentile, evaluators resampled {self.options.bootstrap_resamples:,} times"
+        return [{"section": "Bradley–Terry log-strength (all pairs)", "label": r.source, "detail": "",
+                 "value": r.log_strength, "low": r.low, "high": r.high, "p_value": math.nan, "n": None,
+                 "interval": interval, "kind": "num"} for r in self.bradley_terry.itertuples()]
+
+    def charts(self) -> dict[str, Any]:
+        from .charts import bt_chart
+
+        return {} if self.bradley_terry.empty else {"bradley_terry": bt_chart(self.bradley_terry)}
+
+
+def all_pairs(pairwise: Sequence[PairwiseResult], options: Options) -> AllPairsResult:
+    """Bradley–Terry over the judgments of every pairwise task (ties as half a win each), with percentile
+    bootstrap intervals resampling evaluators (:func:`bradley_terry_intervals`)."""
+    bt_all = _bt_frame({})
+    if any(len(p.records) for p in pairwise):
+        total = pd.DataFrame()
+        for p in pairwise:
+            total = total.add(p.wins, fill_value=0)
+        sources = sorted(total.index, key=str)
+        bt_all = _bt_frame(stats.bradley_terry_matrix(sources, total.reindex(index=sources, columns=sources)
+                                                      .fillna(0).to_numpy()),
+                           bradley_terry_intervals(list(pairwise), sources, options.bootstrap_resamples,
+                                                   options.bootstrap_seed, options.confidence))
+    return AllPairsResult(bradley_terry=bt_all, options=options, after=pairwise[-1].task if pairwise else "")
+
+
 # ----------------------------------------------------------------------------- the whole report
 
 
@@ -914,16 +665,47 @@ class Report:
     n_answers: int
     n_ratings: int  # item ratings: (evaluator, rated item) pairs, all rating tasks
     n_rated_items: int  # distinct items those ratings are of ((task, item) pairs)
-    triplets: list[TripletResult]
-    pairwise: list[PairwiseResult]
-    bradley_terry_all: pd.DataFrame
-    ratings: list[RatingResult]
+    #: every task's results (its kind's ``results``), in study order
+    tasks: list[TaskResult]
+    #: the statistics across tasks: the Bradley–Terry over all pairwise tasks (when the study has one)
+    across: list[AllPairsResult]
     quality: pd.DataFrame  # all sessions, any status (the admin table)
     timeline: pd.DataFrame  # time, count, series: cumulative evaluators started / completed and answers
     answer_times: pd.DataFrame  # start, end, count: histogram of seconds per answer (included answers)
     title: str = ""
-    #: the tasks of kinds analysed in their own modules (compare, score, rank, realfake), in study order
-    item_tasks: list[TaskResult] = field(default_factory=list)
+
+    def sections(self) -> list[TaskResult]:
+        """What the results page and the Markdown report show, in order: every task in study order, and each
+        statistic across tasks right after the last task it draws on."""
+        out: list[TaskResult] = []
+        for result in self.tasks:
+            out += [result, *(a for a in self.across if a.after == result.task)]
+        return out
+
+    @property
+    def bradley_terry_all(self) -> pd.DataFrame:
+        """Bradley–Terry log-strengths over all pairwise tasks, with their bootstrap intervals."""
+        return self.across[0].bradley_terry if self.across else _bt_frame({})
+
+    @property
+    def triplets(self) -> list[TripletResult]:
+        """The triplet tasks' results, in study order."""
+        return [r for r in self.tasks if r.kind == "triplet"]  # type: ignore[misc]
+
+    @property
+    def pairwise(self) -> list[PairwiseResult]:
+        """The pairwise tasks' results, in study order."""
+        return [r for r in self.tasks if r.kind == "pairwise"]  # type: ignore[misc]
+
+    @property
+    def ratings(self) -> list[RatingResult]:
+        """The rating tasks' results, in study order."""
+        return [r for r in self.tasks if r.kind == "rating"]  # type: ignore[misc]
+
+    @property
+    def item_tasks(self) -> list[TaskResult]:
+        """The results of the tasks of kinds over items files (compare, score, rank, realfake), in study order."""
+        return [r for r in self.tasks if r.kind not in ("triplet", "pairwise", "rating")]
 
 
 def timeline(sessions: pd.DataFrame, answers: pd.DataFrame, max_points: int = 400) -> pd.DataFrame:
@@ -973,8 +755,8 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
 
     ``items``: the items file of each task, by task id (:func:`items_of`), for the correlation of human
     judgments with the items' automatic metrics; without it that section says the files were not given.
-    The kinds that hold their own analysis are dispatched through the registry
-    (:meth:`evalkit.tasks.base.TaskKind.results`).
+    Every task is analysed by its kind, through the registry (:meth:`evalkit.tasks.base.TaskKind.results`);
+    the Bradley–Terry over all pairwise tasks (:func:`all_pairs`) is the one statistic across tasks.
     """
     options = options or Options()
     included = included_sessions(frames.sessions, options.completed_only)
@@ -983,42 +765,28 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
     ev = ev if keep.all() else ev[keep.to_numpy()]
     keep = rt["session_id"].isin(included["session_id"])
     rt = rt if keep.all() else rt[keep.to_numpy()]
-    tasks = tasks_of(frames)
-    triplets = [triplet_results(ev, t, options.confidence) for t in tasks if t["kind"] == "triplet"]
-    pairwise = [pairwise_results(ev, t, options.confidence) for t in tasks if t["kind"] == "pairwise"]
-    rating = [rating_results(rt, t, options.confidence, options.familiarity_weighted)
-              for t in tasks if t["kind"] == "rating"]
-    bt_all = _bt_frame({})
-    if any(len(p.records) for p in pairwise):
-        total = pd.DataFrame()
-        for p in pairwise:
-            total = total.add(p.wins, fill_value=0)
-        sources = sorted(total.index, key=str)
-        bt_all = _bt_frame(stats.bradley_terry_matrix(sources, total.reindex(index=sources, columns=sources)
-                                                      .fillna(0).to_numpy()),
-                           bradley_terry_intervals(pairwise, sources, options.bootstrap_resamples,
-                                                   options.bootstrap_seed, options.confidence))
-    item_tasks = []
-    for t in tasks:
+    results: list[TaskResult] = []
+    for t in tasks_of(frames):
         kind = KINDS.get(t["kind"])
         if kind is None:
             continue
         given = None if items is None else items.get(t["id"])
         note = ("the study's items files were not given to the analysis" if items is None else
                 "the task's items file is not in the study's config" if given is None else "")
-        result = kind.results(ev, t, TaskContext(options, given, note))
+        result = kind.results(ev, t, TaskContext(options, given, note, rt))
         if result is not None:
-            item_tasks.append(result)
+            results.append(result)
+    pairwise = [r for r in results if r.kind == "pairwise"]
     titles = [s.get("title", "") for s in frames.studies.values()]
     return Report(
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
         n_answers=len(ev),
         n_ratings=len(np.unique(_rated_item_keys(rt, _codes(rt["session_id"])[0]))),
         n_rated_items=len(rt[["task", "item_id"]].drop_duplicates()) if len(rt) else 0,
-        triplets=triplets, pairwise=pairwise, bradley_terry_all=bt_all, ratings=rating,
+        tasks=results, across=[all_pairs(pairwise, options)] if pairwise else [],  # type: ignore[arg-type]
         quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms),
         timeline=timeline(frames.sessions, ev), answer_times=answer_time_bins(ev, options.fast_ms),
-        title=titles[-1] if titles else "", item_tasks=item_tasks,
+        title=titles[-1] if titles else "",
     )
 
 

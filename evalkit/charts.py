@@ -10,17 +10,18 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from .analysis import PairwiseResult, RatingResult, Report, TripletResult
+from .analysis import Report
 from .display import Zone
-from .text import join_title
 
-__all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rate_chart", "rating_chart", "report_specs",
-           "selection_chart", "time_histogram", "timeline_chart", "to_spec", "win_rate_chart"]
+__all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rate_chart", "report_specs", "time_histogram",
+           "timeline_chart", "to_spec"]
 
 BLUE, GREY, RED = "#2457a6", "#6b7280", "#c2410c"
 
 
-def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
+def rate_chart(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
+    """Rates (``rate``, ``low``, ``high``, ``n``, ``p_value`` columns) as bars with their intervals, one bar per
+    value of ``y``, and a dashed line at ``chance``: the chart of every rate table."""
     base = alt.Chart(frame).encode(y=alt.Y(f"{y}:N", sort=None, title=None, axis=alt.Axis(labelLimit=200)))
     bars = base.mark_bar(color=BLUE, opacity=0.8).encode(
         x=alt.X("rate:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"), title=x_title),
@@ -30,29 +31,6 @@ def _interval_bars(frame: pd.DataFrame, y: str, chance: float, title: str, x_tit
     rule = alt.Chart(pd.DataFrame({"chance": [chance]})).mark_rule(color=RED, strokeDash=[5, 4]).encode(
         x="chance:Q", tooltip=[alt.Tooltip("chance:Q", format=".1%", title="chance")])
     return (bars + errors + rule).properties(title=title, height=alt.Step(34))
-
-
-def rate_chart(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: str) -> alt.Chart:
-    """Rates (``rate``, ``low``, ``high``, ``n``, ``p_value`` columns) as bars with their intervals, one bar per
-    value of ``y``, and a dashed line at ``chance``: the chart of every rate table."""
-    return _interval_bars(frame, y, chance, title, x_title)
-
-
-def selection_chart(result: TripletResult) -> alt.Chart:
-    """Selection rate per source with Wilson intervals and the chance line (1/k)."""
-    k = max(len(result.sources), 2)
-    frame = result.selection.dropna(subset=["rate"])
-    return _interval_bars(frame, "source", 1 / k, join_title(result.title, f"picked as {result.target}"),
-                          "share of questions")
-
-
-def win_rate_chart(result: PairwiseResult) -> alt.Chart:
-    """Win rate of the first source of each pair with Wilson intervals and the 50 % line."""
-    frame = result.win_rates.dropna(subset=["rate"]).drop_duplicates("pair").copy()
-    other = [b if s == a else a for s, a, b in zip(frame["source"], frame["pair"].str.split(" vs ").str[0],
-                                                  frame["pair"].str.split(" vs ").str[1], strict=True)]
-    frame["comparison"] = frame["source"] + " over " + pd.Series(other, index=frame.index)
-    return _interval_bars(frame, "comparison", 0.5, join_title(result.title, "win rates"), "win rate (ties excluded)")
 
 
 def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") -> alt.Chart:
@@ -76,17 +54,6 @@ def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") 
     bars = base.mark_bar(color=BLUE, opacity=0.8).encode(x=alt.X("log_strength:Q", title="log-strength (centred)"),
                                                          tooltip=tooltip)
     return alt.layer(bars, *layers).properties(title=title, height=alt.Step(30))
-
-
-def rating_chart(result: RatingResult) -> alt.Chart:
-    """Score distribution per metric (counts of 1..5), metrics in rubric order, horizontal tick labels."""
-    order = list(dict.fromkeys(result.distribution["label"]))  # the rubric's order (``RatingResult.mos``)
-    return alt.Chart(result.distribution).mark_bar(color=BLUE).encode(
-        x=alt.X("score:O", title="score", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("count:Q", title="ratings"),
-        column=alt.Column("label:N", title=None, sort=order, header=alt.Header(labelFontSize=13)),
-        tooltip=["label:N", "score:O", "count:Q"],
-    ).properties(width=150, height=150, title=join_title(result.title, "score distributions"))
 
 
 def local_wall_clock(times: pd.Series, zone: Zone) -> pd.Series:
@@ -155,20 +122,15 @@ def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
 
 
 def report_specs(report: Report, zone: Zone | None = None) -> dict[str, dict[str, Any]]:
-    """Every chart of the results page as a Vega-Lite dict, by key (``selection:<task>``, ``wins:<task>``,
-    ``bradley_terry``, ``rating:<task>``, ``timeline``, ``timeline_evaluators``, ``answer_times``, and the
-    charts of the items kinds' results, ``<name>:<task>``, from their ``charts()``); times in ``zone``
-    (default UTC).
+    """Every chart of the results page as a Vega-Lite dict, by key: each task's charts, from its result's
+    ``charts()`` (``<name>:<task>``: ``selection:<task>``, ``wins:<task>``, ``rating:<task>``,
+    ``compare_wins:<task>``, ...), the Bradley–Terry over all pairwise tasks (``bradley_terry``), and
+    ``timeline``, ``timeline_evaluators``, ``answer_times``; times in ``zone`` (default UTC).
 
     Building and validating the Altair charts is most of a results-page rerun, so the page builds them
     once per report (cached with it) and renders the dicts; the charts' data are small (pre-aggregated).
     """
-    specs = {f"selection:{t.task}": to_spec(selection_chart(t)) for t in report.triplets}
-    specs |= {f"wins:{p.task}": to_spec(win_rate_chart(p)) for p in report.pairwise if not p.win_rates.empty}
-    if not report.bradley_terry_all.empty:
-        specs["bradley_terry"] = to_spec(bt_chart(report.bradley_terry_all))
-    specs |= {f"rating:{r.task}": to_spec(rating_chart(r)) for r in report.ratings if not r.distribution.empty}
-    specs |= {key: to_spec(chart) for r in report.item_tasks for key, chart in r.charts().items()}
+    specs = {key: to_spec(chart) for r in report.sections() for key, chart in r.charts().items()}
     if report.n_answers:
         specs["timeline"] = to_spec(timeline_chart(report.timeline, zone, "answers"))
         specs["timeline_evaluators"] = to_spec(timeline_chart(report.timeline, zone, "evaluators"))

@@ -11,11 +11,12 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from .analysis import Report
-from .text import csv_safe, join_title, strip_controls
+from .analysis import Options, Report, TaskResult
+from .text import csv_safe, strip_controls
 
 __all__ = ["alpha_notes", "alpha_text", "bt_note", "bt_table", "count_text", "fmt_ci", "fmt_num", "fmt_p", "fmt_pct",
-           "latex_table", "main_results", "markdown_report", "mos_note", "mos_table", "ratings_text", "results_csv"]
+           "latex_table", "main_results", "markdown_report", "mos_note", "mos_table", "ratings_text", "results_csv",
+           "section_headings"]
 
 
 def fmt_p(p: float | None) -> str:
@@ -64,50 +65,22 @@ def _scale_text(scales: Iterable[int]) -> str:
 def main_results(report: Report) -> pd.DataFrame:
     """The headline table: one row per (section, label, detail) with rate or mean, interval and p-value.
 
-    Sections: triplet selection rates (vs chance 1/k), pairwise win rates (vs
-    .5, first source of each pair), Bradley–Terry log-strengths (percentile
-    bootstrap over evaluators), rating MOS (t intervals clipped to the scale),
-    then the rows of each compare / score / rank / realfake task (its
-    ``main_rows()``: win rates, mean scores, best-of-n shares, accuracy and
-    fooling rates, strengths, correlations with automatic metrics).
+    The rows of every task in study order, each kind saying what its headline rows are (its result's
+    ``main_rows()``): triplet selection rates (vs chance 1/k), pairwise win rates (vs .5, first source of each
+    pair), rating MOS (t intervals clipped to the scale), and the compare / score / rank / realfake rows (win
+    rates, mean scores, best-of-n shares, accuracy and fooling rates, strengths, correlations with automatic
+    metrics); the Bradley–Terry log-strengths over all pairwise tasks (percentile bootstrap over evaluators)
+    after the last pairwise task (:meth:`evalkit.analysis.Report.sections`).
     ``interval`` names each row's interval; ``n`` is an integer (empty where
     there is none, e.g. the Bradley–Terry rows).
     """
     rows: list[dict] = []
-    ci = report.options.confidence
-    resamples = report.options.bootstrap_resamples
-    for t in report.triplets:
-        k = max(len(t.sources), 2)
-        for r in t.selection.itertuples():
-            rows.append({"section": join_title(t.title, f"picked as {t.target or 'target'} (chance {100 / k:.1f}%)"),
-                         "label": r.source, "detail": r.role, "value": r.rate, "low": r.low, "high": r.high,
-                         "p_value": r.p_value, "n": r.n, "interval": "Wilson", "kind": "pct"})
-    for p in report.pairwise:
-        for pair, group in p.win_rates.groupby("pair", sort=False):
-            first = group.iloc[0]
-            rows.append({"section": join_title(p.title, "win rate (vs 50%)"), "label": pair,
-                         "detail": first["source"], "value": first["rate"], "low": first["low"],
-                         "high": first["high"], "p_value": first["p_value"], "n": first["n"], "interval": "Wilson",
-                         "kind": "pct"})
-    for r in report.bradley_terry_all.itertuples():
-        rows.append({"section": "Bradley–Terry log-strength (all pairs)", "label": r.source, "detail": "",
-                     "value": r.log_strength, "low": r.low, "high": r.high, "p_value": math.nan, "n": None,
-                     "interval": f"bootstrap percentile, evaluators resampled {resamples:,} times", "kind": "num"})
-    for rt in report.ratings:
-        scale = _scale_text(rt.mos["scale"]) if len(rt.mos) else "1–5"
-        suffix = f"mean score ({scale})" + (", familiarity-weighted" if report.options.familiarity_weighted else "")
-        for r in rt.mos.itertuples():
-            value = r.weighted_mean if report.options.familiarity_weighted else r.mean
-            rows.append({"section": join_title(rt.title, suffix), "label": r.label, "detail": "", "value": value,
-                         "low": r.low, "high": r.high, "p_value": math.nan, "n": r.n,
-                         "interval": f"Student t, clipped to 1–{r.scale}" if r.clipped else "Student t",
-                         "kind": "num"})
-    for result in report.item_tasks:  # compare, score, rank, realfake: each kind says what its headline rows are
+    for result in report.sections():
         rows += result.main_rows()
     frame = pd.DataFrame(rows, columns=["section", "label", "detail", "value", "low", "high", "p_value", "n",
                                         "interval", "kind"])
     frame["n"] = frame["n"].astype("Int64")
-    frame.attrs["confidence"] = ci
+    frame.attrs["confidence"] = report.options.confidence
     return frame
 
 
@@ -254,11 +227,23 @@ def bt_table(bt: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return out
 
 
-def bt_note(report: Report) -> str:
+def bt_note(options: Options) -> str:
     """How the Bradley–Terry intervals were made, and what an infinite end means."""
-    return (f"Intervals: percentile bootstrap, evaluators resampled {report.options.bootstrap_resamples:,} times "
-            f"(seed {report.options.bootstrap_seed}); all of an evaluator's judgments stay together. An end at "
+    return (f"Intervals: percentile bootstrap, evaluators resampled {options.bootstrap_resamples:,} times "
+            f"(seed {options.bootstrap_seed}); all of an evaluator's judgments stay together. An end at "
             "-inf or inf means the source never won or never lost in enough of the resamples.")
+
+
+def section_headings(result: TaskResult) -> tuple[str, str]:
+    """(the results page's heading, the Markdown report's) of a task's section: its result's own
+    ``headings()`` where it has them, else ``title · kind, variant · N answers`` and
+    ``title (`task`, kind, variant): N answers``."""
+    own = getattr(result, "headings", None)
+    if own is not None:
+        return own()
+    answers = count_text(result.n_answers, "answer")
+    return (f"{result.title} · {result.describe()} · {answers}",
+            f"{result.title} (`{result.task}`, {result.describe()}): {answers}")
 
 
 def markdown_report(report: Report) -> str:
@@ -269,57 +254,13 @@ def markdown_report(report: Report) -> str:
              f"answers, {ratings_text(report.n_ratings, report.n_rated_items)}. "
              f"Options: completed only = {o.completed_only}, "
              f"familiarity-weighted = {o.familiarity_weighted}, fast threshold = {o.fast_ms} ms.", ""]
-    for t in report.triplets:
-        k = max(len(t.sources), 2)
-        parts += [f"## {t.title} (`{t.task}`, triplet): which one is {t.target}?", "",
-                  f"Selection rate per source (chance {100 / k:.1f}%, exact binomial test against 1/{k}):", "",
-                  _md(_rate_table(t.selection, ["source", "role", "picked", "n"])), ""]
-        if t.accuracy:
-            a = t.accuracy
-            parts += [f"Accuracy (found the {t.target} text): {a['picked']}/{a['n']} = {fmt_pct(a['rate'])}% "
-                      f"{fmt_ci(a['low'], a['high'])}, p {_p_clause(a['p_value'])}.", ""]
-        parts += ["Turing view (fooling rate = generated text picked as the target):", "",
-                  _md(_rate_table(t.turing, ["source", "fooled", "n"])), "",
-                  f"Fleiss' kappa over {t.kappa_basis}: {fmt_num(t.kappa, 3)} ({t.kappa_subjects} subjects, "
-                  f"{t.kappa_raters} raters). Unmatched (length) questions answered: {t.unmatched}.", "",
-                  *([t.kappa_note, ""] if t.kappa_note else []),
-                  "Per domain:", "", _md(_rate_table(t.per_domain, ["domain", "source", "picked", "n"])), ""]
-    for p in report.pairwise:
-        parts += [f"## {p.title} (`{p.task}`, pairwise, {p.response})", "", "Win rates (ties excluded from n):", "",
-                  _md(_rate_table(p.win_rates, ["pair", "source", "wins", "ties", "n"])), ""]
-        if not p.slider.empty:
-            s = p.slider.copy()
-            s["mean"] = s["mean"].map(lambda v: fmt_num(v, 1))
-            s["95% CI"] = [fmt_ci(lo, hi, pct=False) for lo, hi in zip(p.slider["low"], p.slider["high"],
-                                                                         strict=True)]
-            parts += ["Slider (positive = the favoured source better, -100..100):", "",
-                      _md(s[["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]]), ""]
-        pw = p.power.copy()
-        pw["rate"] = pw["rate"].map(fmt_pct)
-        parts += ["Power (judgments per comparison for alpha .05, power .8 at the current effect):", "",
-                  _md(pw), "", "Bradley–Terry log-strengths of this task (intervals: see the table over all "
-                  "pairwise tasks):", "",
-                  _md(bt_table(p.bradley_terry[["source", "log_strength"]], 2)), ""]
-    if report.pairwise:
-        parts += ["## Bradley–Terry over all pairwise tasks", "", _md(bt_table(report.bradley_terry_all, 2)), "",
-                  bt_note(report), ""]
-    for rt in report.ratings:
-        mos = mos_table(rt.mos)
-        dist = rt.distribution.pivot_table(index="label", columns="score", values="count", aggfunc="sum",
-                                           sort=False).reset_index() if not rt.distribution.empty else rt.distribution
-        agree = rt.agreement.assign(alpha=[alpha_text(a, note) for a, note in zip(rt.agreement["alpha"],
-                                                                                  rt.agreement["note"], strict=True)])
-        parts += [f"## {rt.title} (`{rt.task}`, rating): {ratings_text(rt.n_item_ratings, rt.n_items)}", "",
-                  "Mean scores (MOS):", "",
-                  _md(mos[["label", "mean", "95% CI", "sd", "n", "weighted_mean"]]), "", mos_note(rt.mos), "",
-                  "Score distribution:", "",
-                  _md(dist), "", "Krippendorff's alpha (ordinal), items with two or more raters:", "",
-                  _md(agree[["label", "alpha", "items", "raters"]]), ""]
-    for result in report.item_tasks:
-        parts += [f"## {result.title} (`{result.task}`, {result.describe()}): {count_text(result.n_answers, 'answer')}",
-                  ""]
+    for result in report.sections():
+        parts += [f"## {section_headings(result)[1]}", ""]
         for block in result.blocks():
-            parts += [f"{block.heading}:", ""]
+            if block.shown == "page":
+                continue
+            if block.heading:
+                parts += [f"{block.heading}:", ""]
             if block.table is not None:
                 parts += [_md(block.table), ""]
             if block.note:

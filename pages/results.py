@@ -37,18 +37,11 @@ from evalkit.analysis import (
 from evalkit.config import study_summary
 from evalkit.display import TIME_FORMAT, Zone, format_clock, readable, resolve_zone, to_local
 from evalkit.export import (
-    alpha_notes,
-    bt_note,
-    bt_table,
-    fmt_ci,
     fmt_num,
-    fmt_p,
     fmt_pct,
     latex_table,
-    mos_note,
-    mos_table,
-    ratings_text,
     results_csv,
+    section_headings,
 )
 from evalkit.store import Store, StoreError, describe
 from evalkit.tasks.form_analysis import FormSummary, form_descriptions, forms_csv, forms_frame, summarise
@@ -158,11 +151,13 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
                 latex_table(report), results_csv(report), zone)
 
 
-def chart(where: DeltaGenerator, specs: dict[str, dict], key: str, **kwargs: object) -> None:
-    """One of the report's charts (built once per report, see ``charts.report_specs``)."""
+def chart(where: DeltaGenerator, specs: dict[str, dict], key: str) -> None:
+    """One of the report's charts (built once per report, see ``charts.report_specs``), as wide as the page;
+    a faceted chart (one panel per metric) keeps its panels' own width."""
     spec = specs.get(key)
     if spec is not None:
-        where.vega_lite_chart(spec=spec, **kwargs)
+        faceted = "facet" in spec or "column" in spec.get("encoding", {})
+        where.vega_lite_chart(spec=spec, **({} if faceted else {"width": "stretch"}))
 
 
 def table(where: DeltaGenerator, frame: pd.DataFrame, zone: Zone | None = None, *, untrusted: bool = False) -> None:
@@ -227,6 +222,11 @@ options = Options(
 # ----------------------------------------------------------------------------- sections
 
 
+def tab_of(result: TaskResult) -> str:
+    """The tab a task's section is in: the result's ``tab`` (rating tasks: "Ratings"), else "Overview"."""
+    return getattr(result, "tab", "Overview")
+
+
 def show_overview(report: Report, specs: dict[str, dict]) -> None:
     m = st.columns(5)
     m[0].metric("Evaluators counted", report.n_sessions)
@@ -235,104 +235,37 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
     m[3].metric("Item ratings", report.n_ratings, help="Ratings of an item by one evaluator; an item rated by "
                 "two evaluators counts twice.")
     m[4].metric("Items rated", report.n_rated_items, help="Distinct items rated by at least one evaluator.")
-    for t in report.triplets:
-        st.subheader(f"{t.title} · which one is {t.target}?")
-        left = right = st.container()  # stacked: a table beside a chart hid its last columns
-        chart(left, specs, f"selection:{t.task}", width="stretch")
-        rates = t.selection.assign(**{"rate %": t.selection["rate"].map(fmt_pct),
-                                      "95% CI": [fmt_ci(a, b) for a, b in zip(t.selection["low"],
-                                                                               t.selection["high"], strict=True)],
-                                      "p": t.selection["p_value"].map(fmt_p)})
-        table(right, rates[["source", "role", "picked", "n", "rate %", "95% CI", "p"]])
-        if t.accuracy:
-            a = t.accuracy
-            right.markdown(f"**Accuracy** (found the {t.target} text): {fmt_pct(a['rate'])}% "
-                           f"{fmt_ci(a['low'], a['high'])}, p {fmt_p(a['p_value'])}")
-        right.markdown(f"**Fleiss' kappa** over {t.kappa_basis}: {fmt_num(t.kappa, 3)} "
-                       f"({t.kappa_subjects} subjects, {t.kappa_raters} raters)")
-        if t.kappa_note:
-            right.caption(t.kappa_note)
-        if t.unmatched:
-            right.caption(f"{t.unmatched} answers came from questions that could not be length-matched.")
-        with st.expander("Per domain"):
-            d = t.per_domain
-            table(st, d.assign(**{"rate %": d["rate"].map(fmt_pct),
-                                  "95% CI": [fmt_ci(a, b) for a, b in zip(d["low"], d["high"], strict=True)],
-                                  "p": d["p_value"].map(fmt_p)})[["domain", "source", "picked", "n", "rate %",
-                                                                  "95% CI", "p"]])
-    for p in report.pairwise:
-        st.subheader(f"{p.title} · pairwise ({p.response})")
-        left = right = st.container()
-        if not p.win_rates.empty:
-            chart(left, specs, f"wins:{p.task}", width="stretch")
-        w = p.win_rates
-        table(right, w.assign(**{"rate %": w["rate"].map(fmt_pct),
-                                 "95% CI": [fmt_ci(a, b) for a, b in zip(w["low"], w["high"], strict=True)],
-                                 "p": w["p_value"].map(fmt_p)})[["pair", "source", "wins", "ties", "n",
-                                                                 "rate %", "95% CI", "p"]])
-        if not p.slider.empty:
-            s = p.slider
-            right.markdown("**Slider** (positive = the favoured source better)")
-            table(right, s.assign(mean=s["mean"].map(lambda v: fmt_num(v, 1)),
-                                  **{"95% CI": [fmt_ci(a, b, pct=False) + (" †" if cut else "")
-                                                for a, b, cut in zip(s["low"], s["high"], s["clipped"],
-                                                                     strict=True)]})[
-                ["pair", "favoured", "mean", "95% CI", "n", "positive_draws", "negative_draws"]])
-            if s["clipped"].any():
-                right.caption("† t interval clipped to the slider's range, -100..100.")
-        def count(v: object) -> str:
-            return "–" if v is None or v != v else f"{int(v):,}"  # v != v: NaN
-
-        power = p.power.assign(rate=p.power["rate"].map(fmt_pct), needed_total=p.power["needed_total"].map(count),
-                               further=p.power["further"].map(count))
-        right.markdown("**Power**: judgments needed per comparison (alpha .05, power .8) at the current effect")
-        table(right, power)
-    if report.pairwise:
-        st.subheader("Bradley–Terry strengths over all pairs")
-        bt = report.bradley_terry_all
-        if bt.empty:
-            st.caption("No pairwise comparison yet.")
-        else:
-            chart(st, specs, "bradley_terry", width="stretch")
-            table(st, bt_table(bt))
-            st.caption(bt_note(report))
-    for result in report.item_tasks:
-        show_task(result, specs)
+    for result in report.sections():
+        if tab_of(result) == "Overview":
+            show_task(result, specs)
 
 
 def show_task(result: TaskResult, specs: dict[str, dict]) -> None:
-    """A compare, score, rank or realfake task: each of its tables under its chart, with its note."""
-    st.subheader(f"{result.title} · {result.describe()} · {result.n_answers:,} "
-                 f"{'answer' if result.n_answers == 1 else 'answers'}")
+    """A task's section: its heading, then each of its blocks (a line above it, its chart, its table, its note)."""
+    st.subheader(section_headings(result)[0])
     for block in result.blocks():
-        st.markdown(f"**{block.heading}**")
+        if block.shown == "report":
+            continue
+        where = st.expander(block.heading) if block.folded else st
+        line = block.page_heading
+        if line is None:
+            line = f"**{block.heading}**" if block.heading else ""
+        if line and not block.folded:
+            where.markdown(line)
         if block.chart:
-            chart(st, specs, block.chart, width="stretch")
+            chart(where, specs, block.chart)
         if block.table is not None:
-            table(st, block.table)
+            table(where, block.table)
         if block.note:
-            st.caption(block.note)
+            where.caption(block.note)
 
 
 def show_ratings(report: Report, specs: dict[str, dict]) -> None:
-    if not report.ratings:
+    shown = [r for r in report.sections() if tab_of(r) == "Ratings"]
+    if not shown:
         st.info("This study has no rating block.")
-    for r in report.ratings:
-        st.subheader(f"{r.title} · {ratings_text(r.n_item_ratings, r.n_items)}")
-        shown = mos_table(r.mos)
-        cols = ["label", "mean", "95% CI", "sd", "n", "weighted_mean"]
-        if report.options.familiarity_weighted:
-            cols = ["label", "weighted_mean", "mean", "95% CI", "sd", "n"]
-        table(st, shown[cols])
-        st.caption(mos_note(r.mos))
-        if not r.distribution.empty:
-            chart(st, specs, f"rating:{r.task}")
-        agree = r.agreement
-        st.markdown("**Krippendorff's alpha** (ordinal) over items with two or more raters")
-        table(st, agree.assign(alpha=agree["alpha"].map(lambda v: fmt_num(v, 3)))[
-            ["label", "alpha", "items", "raters"]])
-        if (agree["note"] != "").any():
-            st.caption(alpha_notes(agree))
+    for result in shown:
+        show_task(result, specs)
 
 
 def set_status(session_id: str, status: str) -> None:
@@ -357,9 +290,9 @@ def show_evaluators(view: View) -> None:
                "sessions are listed but never counted.")
     left, right = st.columns(2)
     if report.n_answers:
-        chart(left, specs, "timeline", width="stretch")
-        chart(left, specs, "timeline_evaluators", width="stretch")
-        chart(right, specs, "answer_times", width="stretch")
+        chart(left, specs, "timeline")
+        chart(left, specs, "timeline_evaluators")
+        chart(right, specs, "answer_times")
 
     st.markdown("#### Manage an evaluator")
     chosen = st.selectbox("Evaluator", list(view.labels), index=None, key="admin_session",

@@ -24,13 +24,13 @@ from evalkit.analysis import (
     evaluations_csv,
     included_sessions,
     load_frames,
-    pairwise_results,
     quality_signals,
-    rating_results,
     ratings_csv,
-    triplet_results,
 )
 from evalkit.export import fmt_p, latex_table, main_results, markdown_report, results_csv
+from evalkit.tasks.pairwise_analysis import pairwise_results
+from evalkit.tasks.rating_analysis import rating_results
+from evalkit.tasks.triplet_analysis import triplet_results
 from tests.helpers import ROOT
 
 TRIPLET = {"id": "t", "kind": "triplet", "title": "Spot it", "sources": ["r", "g", "h"], "target": "r",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from evalkit.analysis import EVALUATION_COLUMNS, Frames, RatingResult, analyse, timeline
-from evalkit.charts import bt_chart, rating_chart, report_specs, time_histogram, timeline_chart, to_spec
+from evalkit.analysis import EVALUATION_COLUMNS, Frames, analyse, timeline
+from evalkit.charts import bt_chart, report_specs, time_histogram, timeline_chart, to_spec
 from evalkit.display import resolve_zone
+from evalkit.tasks.rating_analysis import RatingResult, rating_chart
 from tests.test_analysis import PAIRS, RATING, TRIPLET, ev_row, rating_frame, sessions_frame
 
 

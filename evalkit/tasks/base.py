@@ -165,7 +165,7 @@ class TaskKind:
     summary_line: ClassVar[str] = ""
     #: the module of :mod:`evalkit.tasks` holding the kind's analysis (``results``, its tables, export rows and
     #: charts), imported only when a report is made (it needs scipy and Altair, which the survey does not);
-    #: None: :mod:`evalkit.analysis` analyses the kind itself (triplet, pairwise, rating)
+    #: None: the kind has no analysis (its tasks are left out of the report)
     analysis: ClassVar[str | None] = None
     #: whether an answer's ``review_source`` is the evaluator's pick (a triplet's, a pair's, the best of a
     #: ranking): the evaluator table's majority agreement compares picks; False for kinds that store the text
@@ -207,9 +207,9 @@ class TaskKind:
         return []
 
     def results(self, evaluations: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> TaskResult | None:
-        """The task's result tables from the included answers (every task's rows; the kind picks its own) and
-        its description as stored (:meth:`describe` plus id, kind, title); None for the kinds
-        :mod:`evalkit.analysis` analyses itself."""
+        """The task's result tables from the included answers (every task's rows; the kind picks its own), its
+        description as stored (:meth:`describe` plus id, kind, title) and the ``context`` (options, items file,
+        the included rating rows); None for a kind without an analysis module."""
         if self.analysis is None:
             return None
         return importlib.import_module(f"{__package__}.{self.analysis}").results(evaluations, task, context)

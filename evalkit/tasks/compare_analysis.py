@@ -3,7 +3,7 @@ a choice with "no preference" or the HELP slider.
 
 A compare answer is stored like a pairwise one (``left_source`` / ``right_source``, response ``A`` / ``B`` /
 ``tie`` or the slider's signed value with its button in ``detail``), so the counting is
-:func:`evalkit.analysis.pairwise_results`; this module adds ties counted as half, Bradley–Terry over the
+:func:`evalkit.tasks.pairwise_analysis.pairwise_results`; this module adds ties counted as half, Bradley–Terry over the
 task's systems with bootstrap intervals, and the correlation of the systems' win shares with the items'
 automatic metrics.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis import Block, TaskContext, _bt_frame, _recode, bradley_terry_intervals, item_codes, pairwise_results
+from ..analysis import Block, TaskContext, _bt_frame, _recode, bradley_terry_intervals, item_codes
 from ..export import bt_table, fmt_ci, fmt_num, fmt_pct
 from ..stats import bradley_terry_matrix
 from ..text import join_title
@@ -33,6 +33,7 @@ from .items_analysis import (
     rows_of,
     wilson_fractional,
 )
+from .pairwise_analysis import pairwise_results, win_rate_rows
 
 __all__ = ["CompareResult", "results"]
 
@@ -108,13 +109,7 @@ class CompareResult:
         return out
 
     def main_rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for pair, group in self.win_rates.groupby("pair", sort=False):
-            first = group.iloc[0]
-            rows.append({"section": join_title(self.title, "win rate (vs 50%)"), "label": pair,
-                         "detail": first["system"], "value": first["rate"], "low": first["low"],
-                         "high": first["high"], "p_value": first["p_value"], "n": first["n"],
-                         "interval": "Wilson", "kind": "pct"})
+        rows = win_rate_rows(self.title, self.win_rates, "system")
         for r in self.bradley_terry.itertuples():
             rows.append({"section": join_title(self.title, "Bradley–Terry log-strength"), "label": r.system,
                          "detail": "", "value": r.log_strength, "low": r.low, "high": r.high,

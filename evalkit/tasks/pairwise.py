@@ -38,6 +38,7 @@ class PairwiseKind(TaskKind):
 
     name = "pairwise"
     source = "pools"
+    analysis = "pairwise_analysis"
     summary_line = "two texts from two sources of the review pools; a choice (A or B) or the HELP slider"
 
     def parse(self, t: Table, common: Common) -> PairwiseTask:

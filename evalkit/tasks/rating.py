@@ -128,6 +128,7 @@ class RatingKind(TaskKind):
 
     name = "rating"
     source = "picked"
+    analysis = "rating_analysis"
     summary_line = "rubric ratings (1..n per metric) of items the evaluator picks from an items file"
 
     def parse(self, t: Table, common: Common) -> RatingTask:

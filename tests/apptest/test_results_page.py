@@ -445,3 +445,27 @@ def test_tables_with_evaluator_text_are_neutralised_for_streamlits_own_csv_downl
     assert row["Evaluator"] == '\'=HYPERLINK("http://x","y")' and row["External id"] == "'@SUM(1+1)[2J"
     [log] = [f for f in frames if "Action" in f.columns]
     assert log["Who"].iloc[0] == "'+cmd|\"/c calc\""
+
+
+def test_each_task_has_its_section_in_its_tab_with_the_blocks_meant_for_the_page(harness: Harness) -> None:
+    """One loop over the report's sections: triplet, pairwise and the Bradley–Terry over all pairs in the Overview,
+    the rating task in the Ratings tab; the page shows its own lines (accuracy, kappa, power), the per-domain
+    table folded, and none of the report-only tables (Turing view, the task's own Bradley–Terry)."""
+    fill(harness, 6)
+    at = unlock(results_app(harness))
+    overview, ratings = at.tabs[0], at.tabs[1]
+    assert (overview.label, ratings.label) == ("Overview", "Ratings")
+    heads = [s.value for s in overview.subheader]
+    assert len(heads) == 3 and heads[0] == "Spot the human · which one is srcHumanQ7?"
+    assert heads[1].endswith(" · pairwise (choice)") and heads[2] == "Bradley–Terry strengths over all pairs"
+    assert [s.value for s in ratings.subheader] == ["Rate an assessment · 6 ratings of 2 items"]
+    shown = texts(at)
+    for line in ("**Accuracy** (found the srcHumanQ7 text):", "**Fleiss' kappa** over question slots:",
+                 "**Power**: judgments needed per comparison", "**Krippendorff's alpha** (ordinal)",
+                 "Intervals: percentile bootstrap, evaluators resampled 1,000 times"):
+        assert line in shown, line
+    for report_only in ("Turing view", "Bradley–Terry log-strengths of this task", "Mean scores (MOS)",
+                        "Selection rate per source"):
+        assert report_only not in shown, report_only
+    assert [e.label for e in overview.expander] == ["Per domain"]
+    assert len(overview.get("vega_lite_chart")) == 3 and len(ratings.get("vega_lite_chart")) == 1
