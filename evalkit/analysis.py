@@ -22,7 +22,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,7 @@ __all__ = [
     "Frames",
     "Options",
     "Report",
+    "ResultDefaults",
     "TaskContext",
     "TaskResult",
     "all_pairs",
@@ -555,17 +556,22 @@ class Block:
 class TaskResult(Protocol):
     """The results of one task, from its kind's analysis module (``evalkit/tasks/<kind>_analysis.py``).
 
-    Optional: ``headings()``, the page's and the report's section headings where they are not the default
-    (:func:`evalkit.export.section_headings`), and ``tab``, the results page's tab (default ``"Overview"``).
+    Result classes inherit :class:`ResultDefaults` for ``tab`` and ``headings()`` and override them where their
+    section is headed or placed otherwise.
     """
 
     task: str
     title: str
     kind: str
     n_answers: int
+    #: the results page's tab holding the task's section
+    tab: ClassVar[str]
 
     def describe(self) -> str:
         """The kind and its variant for headings: ``compare, choice-tie``."""
+
+    def headings(self) -> tuple[str, str]:
+        """(the results page's heading, the Markdown report's) of the task's section."""
 
     def blocks(self) -> list[Block]:
         """Every table, in order, formatted for display."""
@@ -576,6 +582,25 @@ class TaskResult(Protocol):
 
     def charts(self) -> dict[str, Any]:
         """Altair charts by the key the blocks name."""
+
+
+class ResultDefaults:
+    """What most task results share: the Overview tab, and the headings ``title · kind, variant · N answers``
+    (page) and ``title (`task`, kind, variant): N answers`` (report)."""
+
+    tab: ClassVar[str] = "Overview"
+    task: str
+    title: str
+    n_answers: int
+
+    def describe(self) -> str:  # overridden by every result
+        raise NotImplementedError
+
+    def headings(self) -> tuple[str, str]:
+        """(the results page's heading, the Markdown report's)."""
+        answers = f"{self.n_answers:,} {'answer' if self.n_answers == 1 else 'answers'}"
+        return (f"{self.title} · {self.describe()} · {answers}",
+                f"{self.title} (`{self.task}`, {self.describe()}): {answers}")
 
 
 def items_of(loaded: LoadedStudy) -> dict[str, ItemSet]:
@@ -593,7 +618,7 @@ def items_of(loaded: LoadedStudy) -> dict[str, ItemSet]:
 
 
 @dataclass
-class AllPairsResult:
+class AllPairsResult(ResultDefaults):
     """The Bradley–Terry strengths over all pairwise tasks, with bootstrap intervals over evaluators.
 
     A study-level statistic across tasks (every pairwise task's judgments in one fit, an evaluator's judgments

@@ -235,15 +235,8 @@ def bt_note(options: Options) -> str:
 
 
 def section_headings(result: TaskResult) -> tuple[str, str]:
-    """(the results page's heading, the Markdown report's) of a task's section: its result's own
-    ``headings()`` where it has them, else ``title · kind, variant · N answers`` and
-    ``title (`task`, kind, variant): N answers``."""
-    own = getattr(result, "headings", None)
-    if own is not None:
-        return own()
-    answers = count_text(result.n_answers, "answer")
-    return (f"{result.title} · {result.describe()} · {answers}",
-            f"{result.title} (`{result.task}`, {result.describe()}): {answers}")
+    """(the results page's heading, the Markdown report's) of a task's section (its result's ``headings()``)."""
+    return result.headings()
 
 
 def markdown_report(report: Report) -> str:

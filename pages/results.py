@@ -223,8 +223,8 @@ options = Options(
 
 
 def tab_of(result: TaskResult) -> str:
-    """The tab a task's section is in: the result's ``tab`` (rating tasks: "Ratings"), else "Overview"."""
-    return getattr(result, "tab", "Overview")
+    """The tab a task's section is in (rating tasks: "Ratings", the others "Overview")."""
+    return result.tab
 
 
 def show_overview(report: Report, specs: dict[str, dict]) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis import Block, TaskContext, _bt_frame, _recode, bradley_terry_intervals, item_codes
+from ..analysis import Block, ResultDefaults, TaskContext, _bt_frame, _recode, bradley_terry_intervals, item_codes
 from ..export import bt_table, fmt_ci, fmt_num, fmt_pct
 from ..stats import bradley_terry_matrix
 from ..text import join_title
@@ -53,7 +53,7 @@ SHARE_NOTE = "Win share: (wins + ties / 2) / comparisons of the system over all 
 
 
 @dataclass
-class CompareResult:
+class CompareResult(ResultDefaults):
     """Everything about one compare task."""
 
     task: str

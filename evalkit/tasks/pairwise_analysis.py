@@ -20,7 +20,18 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, TaskContext, _bt_frame, _buttons, _code_of, _codes, _floats, _interval_row, _recode
+from ..analysis import (
+    Block,
+    ResultDefaults,
+    TaskContext,
+    _bt_frame,
+    _buttons,
+    _code_of,
+    _codes,
+    _floats,
+    _interval_row,
+    _recode,
+)
 from ..export import _rate_table, bt_table, fmt_ci, fmt_num, fmt_pct
 from ..text import join_title
 from .items_analysis import count_text
@@ -31,7 +42,7 @@ LEFT, RIGHT, TIE = 0, 1, 2
 
 
 @dataclass
-class PairwiseResult:
+class PairwiseResult(ResultDefaults):
     """Everything about one pairwise task."""
 
     task: str

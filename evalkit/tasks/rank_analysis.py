@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, TaskContext, _codes, item_codes, json_values
+from ..analysis import Block, ResultDefaults, TaskContext, _codes, item_codes, json_values
 from ..export import bt_table, fmt_ci, fmt_num, fmt_p, fmt_pct
 from ..text import join_title
 from .items_analysis import (
@@ -62,7 +62,7 @@ POWER_NOTE = (
 
 
 @dataclass
-class RankResult:
+class RankResult(ResultDefaults):
     """Everything about one rank task."""
 
     task: str

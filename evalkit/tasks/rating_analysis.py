@@ -17,7 +17,17 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import RATING_COLUMNS, Block, Options, TaskContext, _code_of, _codes, _rated_item_keys, _take
+from ..analysis import (
+    RATING_COLUMNS,
+    Block,
+    Options,
+    ResultDefaults,
+    TaskContext,
+    _code_of,
+    _codes,
+    _rated_item_keys,
+    _take,
+)
 from ..export import _scale_text, alpha_notes, alpha_text, fmt_num, mos_note, mos_table, ratings_text
 from ..text import join_title
 
@@ -25,7 +35,7 @@ __all__ = ["RatingResult", "rating_chart", "rating_results", "results"]
 
 
 @dataclass
-class RatingResult:
+class RatingResult(ResultDefaults):
     """Everything about one rating task."""
 
     task: str

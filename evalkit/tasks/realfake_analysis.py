@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from .. import stats
-from ..analysis import Block, TaskContext, _code_of, _codes, _interval_row, json_int
+from ..analysis import Block, ResultDefaults, TaskContext, _code_of, _codes, _interval_row, json_int
 from ..export import fmt_ci, fmt_num, fmt_pct
 from ..text import join_title
 from .items_analysis import count_text, rate_columns, rows_of
@@ -65,7 +65,7 @@ def d_prime_interval(hits: int, n_signal: int, false_alarms: int, n_noise: int,
 
 
 @dataclass
-class RealFakeResult:
+class RealFakeResult(ResultDefaults):
     """Everything about one real-or-generated task."""
 
     task: str

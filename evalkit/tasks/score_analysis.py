@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, TaskContext, _codes, item_codes, json_values, score_values
+from ..analysis import Block, ResultDefaults, TaskContext, _codes, item_codes, json_values, score_values
 from ..export import fmt_ci, fmt_num, fmt_p
 from ..text import join_title
 from .items_analysis import (
@@ -58,7 +58,7 @@ DIST_NOTE = "Counts per level (Likert) or per tenth of the range (sliders)."
 
 
 @dataclass
-class ScoreResult:
+class ScoreResult(ResultDefaults):
     """Everything about one score task."""
 
     task: str

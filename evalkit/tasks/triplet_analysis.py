@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, TaskContext, _codes, _interval_row
+from ..analysis import Block, ResultDefaults, TaskContext, _codes, _interval_row
 from ..export import _p_clause, _rate_table, fmt_ci, fmt_num, fmt_p, fmt_pct
 from ..text import join_title
 
@@ -32,7 +32,7 @@ PER_EVALUATOR_KAPPA_NOTE = (
 
 
 @dataclass
-class TripletResult:
+class TripletResult(ResultDefaults):
     """Everything about one triplet task."""
 
     task: str
