@@ -111,16 +111,18 @@ def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
 
     The caption names every kind of interval: Wilson for rates, Student t for
     mean scores (clipped to the rating scale, and says so when one was),
-    percentile bootstrap over evaluators for Bradley–Terry strengths.
+    percentile bootstrap over evaluators for Bradley–Terry and Plackett–Luce strengths.
     """
     table = main_results(report)
     pct_conf = f"{round(100 * report.options.confidence)}\\%"
     clipped = table["interval"].str.startswith("Student t, clipped").any()
     means = ("scores with Student-$t$ intervals, clipped to the rating scale (marked $^\\dagger$)" if clipped
              else "scores with Student-$t$ intervals")
-    has_bt = table["interval"].str.startswith("bootstrap percentile").any()
-    boot = (f";\n  Bradley--Terry log-strengths with percentile bootstrap intervals (evaluators resampled "
-            f"{report.options.bootstrap_resamples:,} times)") if has_bt else ""
+    booted = table["interval"].str.startswith("bootstrap percentile")
+    models = [name for name, word in (("Bradley--Terry", "Bradley–Terry"), ("Plackett--Luce", "Plackett–Luce"))
+              if table.loc[booted, "section"].str.contains(word).any()]
+    boot = (f";\n  {' and '.join(models or ['Bradley--Terry'])} log-strengths with percentile bootstrap intervals "
+            f"(evaluators resampled {report.options.bootstrap_resamples:,} times)") if booted.any() else ""
     if table["interval"].eq("Fisher z").any():
         boot += ";\n  correlations with automatic metrics with Fisher-$z$ intervals"
     if table["interval"].eq("order statistics").any():

@@ -488,6 +488,8 @@ def test_report_tables_exports_and_charts_of_the_items_kinds(items_db: tuple[Pat
     assert len(back) == len(table) and back["n"].dropna().map(float.is_integer).all()
     latex = latex_table(report)
     assert "Fisher-$z$" in latex and "Written by the owner? Sensitivity d'" in latex
+    # the caption names both models whose strengths carry bootstrap intervals
+    assert "Bradley--Terry and Plackett--Luce log-strengths with percentile bootstrap intervals" in latex
     md = markdown_report(report)
     for heading in ("## Which reply is better? (`cmp`, compare, choice-tie)", "(`help`, compare, slider)",
                     "(`sc`, score, 2 outputs per question)", "(`best`, rank, best of n)",
