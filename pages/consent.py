@@ -127,9 +127,6 @@ def _start() -> None:
     if not st.session_state.get("consent_agree"):
         ui.flash("error", "Please tick the box to agree to take part before starting.")
         return
-    if study.participants == "invited" and not invited:  # (the form is not shown then; checked here again)
-        ui.flash("error", INVITED_ONLY)
-        return
     name = (st.session_state.get("consent_name") or "").strip()
     if not name and not external_id:
         ui.flash("error", "Please enter your name before starting.")
