@@ -406,7 +406,8 @@ def show_invitations(zone: Zone) -> None:
     for where, status, title, columns in (
             (left, "not started", "Not started", ["participant_id", "note"]),
             (right, "not finished", "Started, not finished", ["participant_id", "note", "started_at"])):
-        rows = frame.loc[frame["status"] == status, columns]
+        rows = frame.loc[frame["status"] == status, columns].rename(columns={"participant_id": "Participant",
+                                                                              "note": "Note"})
         where.markdown(f"**{title}** ({len(rows):,})")
         if len(rows):
             table(where, rows, zone, untrusted=True)

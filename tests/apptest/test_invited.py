@@ -123,13 +123,12 @@ def test_the_results_page_lists_who_has_not_started_and_who_has_not_finished(har
     shown = texts(at)
     assert "Invited participants" in shown
     assert "4 invited · **2 not started** · **1 started, not finished** · 1 finished" in shown
-    frames = {f.value.columns[0]: f.value for f in at.dataframe if "participant id" in f.value.columns}
-    tables = [f.value for f in at.dataframe if "participant id" in f.value.columns]
-    assert frames and len(tables) == 2
+    tables = [f.value for f in at.dataframe if "Participant" in f.value.columns]
+    assert len(tables) == 2
     not_started, not_finished = tables
-    assert list(not_started["participant id"]) == ["P01", "P04"]
-    assert list(not_started["note"]) == ["", "'=HYPERLINK(\"x\")"]  # neutralised like every evaluator text
-    assert list(not_finished["participant id"]) == ["P02"]
+    assert list(not_started["Participant"]) == ["P01", "P04"]
+    assert list(not_started["Note"]) == ["", "'=HYPERLINK(\"x\")"]  # neutralised like every evaluator text
+    assert list(not_finished["Participant"]) == ["P02"]
 
 
 def test_the_results_page_of_an_invited_only_study_without_invitations_says_how(harness: Harness) -> None:
