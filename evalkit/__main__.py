@@ -164,11 +164,12 @@ def _invite_study(args: argparse.Namespace) -> tuple[Study | None, str | Path]:
     """The study config (when it can be read) and the database ``invite`` works on: ``--db``, else the
     config's database with the same overrides as the app (``EVALKIT_DATABASE``, the ``database_url`` secret)."""
     study = None
-    if args.db is None or Path(args.config).is_file():
+    if args.db is None or args.config is not None:  # with --db alone, no config is read
+        config = args.config or "config.toml"
         if os.environ.get("EVALKIT_DATABASE"):
-            study = load_study(args.config, database=os.environ["EVALKIT_DATABASE"])
+            study = load_study(config, database=os.environ["EVALKIT_DATABASE"])
         else:
-            study = load_study(args.config, database=database_secret(), database_from="the database_url secret")
+            study = load_study(config, database=database_secret(), database_from="the database_url secret")
     database = resolve_database(args.db, Path.cwd()) if args.db is not None else study.database  # type: ignore[union-attr]
     return study, database
 
@@ -221,7 +222,7 @@ def cmd_invite(args: argparse.Namespace) -> int:
     print(f"invited {len(result.created)} participant(s) in {describe(database)}; the links open {base_url}",
           file=sys.stderr)
     if study is not None and study.participants != "invited":
-        print(f"note: [study] participants is {study.participants!r} in {Path(args.config).name}: anyone with the "
+        print(f"note: [study] participants is {study.participants!r} in {study.path.name}: anyone with the "
               "study's address can start too; set participants = \"invited\" to admit only these links.",
               file=sys.stderr)
     return 0
@@ -337,8 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--csv", metavar="FILE", help="a CSV of participant ids (a header row; a note, label or "
                                                    "email column is kept as a note)")
     what.add_argument("--status", action="store_true", help="who has not started and who has not finished")
-    p.add_argument("--config", default="config.toml", help="study config (default: config.toml); its database "
-                                                           "is used unless --db is given")
+    p.add_argument("--config", help="study config (default: config.toml, read unless only --db is given); its "
+                                     "database is used unless --db is given")
     p.add_argument("--db", help=DB_HELP)
     p.add_argument("--base-url", default="http://localhost:8501/",
                    help="the survey's address, the start of every link (default: http://localhost:8501/)")
