@@ -1,4 +1,4 @@
-"""Command line: ``python -m evalkit check | plan | report | export``.
+"""Command line: ``python -m evalkit check | plan | report | export | copy | invite``.
 
 Exit status 0 on success, 1 when the study or its data is invalid (the message
 names the file and the key), 2 for a usage error.
@@ -15,9 +15,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
-from .config import ConfigError, LoadedStudy, RatingTask, needed_reviews, open_study
+from .config import ConfigError, LoadedStudy, RatingTask, Study, load_study, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
+from .invite import (
+    InviteError,
+    check_base_url,
+    generated_ids,
+    invitations_csv,
+    invite,
+    read_ids_csv,
+    status_text,
+    statuses_csv,
+    statuses_of,
+)
 from .sampling import PlanError, plan
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 from .tasks import kind_of
@@ -150,6 +161,74 @@ def cmd_copy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _invite_study(args: argparse.Namespace) -> tuple[Study | None, str | Path]:
+    """The study config (when it can be read) and the database ``invite`` works on: ``--db``, else the
+    config's database with the same overrides as the app (``EVALKIT_DATABASE``, the ``database_url`` secret)."""
+    study = None
+    if args.db is None or args.config is not None:  # with --db alone, no config is read
+        config = args.config or "config.toml"
+        if os.environ.get("EVALKIT_DATABASE"):
+            study = load_study(config, database=os.environ["EVALKIT_DATABASE"])
+        else:
+            study = load_study(config, database=database_secret(), database_from="the database_url secret")
+    database = resolve_database(args.db, Path.cwd()) if args.db is not None else study.database  # type: ignore[union-attr]
+    return study, database
+
+
+def _write_new(path: str, text: str) -> None:
+    """Write ``text`` to a file that must not exist yet (an earlier export may hold links shown only once)."""
+    try:
+        with open(path, "x", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    except FileExistsError:
+        raise InviteError(f"--out {path}: the file exists; choose another name (an earlier export may hold links "
+                          "that cannot be shown again)") from None
+    except OSError as exc:
+        raise InviteError(f"--out {path}: cannot be written: {exc}") from None
+
+
+def cmd_invite(args: argparse.Namespace) -> int:
+    """Create invited participants with private links (``--n`` or ``--csv``), or show their status."""
+    study, database = _invite_study(args)
+    if args.status:
+        if isinstance(database, Path) and not database.exists():
+            raise ConfigError(f"{describe(database)}: database not found (nobody has been invited yet)")
+        with open_store(database, writable=False) as store:
+            statuses = statuses_of(store)
+        if args.out:
+            _write_new(args.out, statuses_csv(statuses))
+            print(f"wrote {args.out}", file=sys.stderr)
+        sys.stdout.write(status_text(statuses) if statuses else "No participants have been invited.\n")
+        return 0
+    base_url = check_base_url(args.base_url)
+    wanted = ([(pid, "") for pid in generated_ids(args.n)] if args.n is not None
+              else read_ids_csv(Path(args.csv), id_column=args.id_column, note_column=args.note_column))
+    if args.out and Path(args.out).exists():  # checked before anything is stored: the new keys are shown once
+        _write_new(args.out, "")
+    with open_store(database) as store:
+        result = invite(store, wanted)
+    text = invitations_csv(result.created, base_url)
+    if not result.created:
+        pass  # nothing new: no file, no header without rows
+    elif args.out:
+        _write_new(args.out, text)
+        print(f"wrote {len(result.created)} private link(s) to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if result.skipped:
+        shown = ", ".join(result.skipped[:10]) + (f" and {len(result.skipped) - 10} more" if len(result.skipped) > 10
+                                                  else "")
+        print(f"skipped {len(result.skipped)} id(s) already invited: {shown}. Their links are unchanged (only a hash "
+              "of each key is stored, so a link is shown only when its participant is invited).", file=sys.stderr)
+    print(f"invited {len(result.created)} participant(s) in {describe(database)}; the links open {base_url}",
+          file=sys.stderr)
+    if study is not None and study.participants != "invited":
+        print(f"note: [study] participants is {study.participants!r} in {study.path.name}: anyone with the "
+              "study's address can start too; set participants = \"invited\" to admit only these links.",
+              file=sys.stderr)
+    return 0
+
+
 def _report(args: argparse.Namespace) -> Report:
     items = items_of(open_study(args.config)) if args.config else None  # the items' automatic metrics
     store = _open_db(args.db)
@@ -195,6 +274,16 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError("the share must be in 0..1 (e.g. 0.10 for 10 %)")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= 100_000:
+        raise argparse.ArgumentTypeError("the number of participants must be in 1..100000")
     return value
 
 
@@ -246,6 +335,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("destination", help="the database to copy into; created if it is a new SQLite file")
     p.add_argument("--replace", action="store_true", help="delete what the destination holds first")
     p.set_defaults(func=cmd_copy)
+    p = sub.add_parser("invite", help="create invited participants with private links, or show who has not "
+                                      "started or finished (--status)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--n", type=_count, metavar="N", help="create N participants with generated ids")
+    what.add_argument("--csv", metavar="FILE", help="a CSV of participant ids (a header row; a note, label or "
+                                                   "email column is kept as a note)")
+    what.add_argument("--status", action="store_true", help="who has not started and who has not finished")
+    p.add_argument("--config", help="study config (default: config.toml, read unless only --db is given); its "
+                                     "database is used unless --db is given")
+    p.add_argument("--db", help=DB_HELP)
+    p.add_argument("--base-url", default="http://localhost:8501/",
+                   help="the survey's address, the start of every link (default: http://localhost:8501/)")
+    p.add_argument("--out", metavar="FILE", help="write the CSV to this new file instead of standard output")
+    p.add_argument("--id-column", help="the CSV's id column (default: participant_id, participant, id or pid)")
+    p.add_argument("--note-column", help="the CSV's note column (default: note, label, email or name)")
+    p.set_defaults(func=cmd_invite)
     return parser
 
 
@@ -254,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, DatasetError, PlanError, StoreError) as exc:
+    except (ConfigError, DatasetError, PlanError, StoreError, InviteError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `python -m evalkit plan --seed 1 | head`

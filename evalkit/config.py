@@ -107,6 +107,10 @@ class BiasControls:
     truncate_high: float = 1.00
 
 
+#: ``[study] participants``: who may start a session.
+PARTICIPANT_MODES = ("open", "invited")
+
+
 @dataclass(frozen=True)
 class Study:
     """A whole study as described by one ``config.toml``."""
@@ -127,6 +131,9 @@ class Study:
     record_user_agent: bool = False
     config_sha256: str = field(repr=False, default="")
     domain_names: tuple[tuple[str, str], ...] = ()  # ([study.domain_names]) domain -> name shown to evaluators
+    #: who may start: "open" (anyone with the study URL) or "invited" (only a valid private link of
+    #: ``python -m evalkit invite``)
+    participants: str = "open"
 
     def domain_label(self, domain: str) -> str:
         """The name evaluators see for ``domain``: ``[study.domain_names]``, else the key capitalised."""
@@ -241,6 +248,10 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     record_user_agent = st.get("record_user_agent", False)
     if not isinstance(record_user_agent, bool):
         st.fail("record_user_agent", f"must be true or false, got {type_name(record_user_agent)}")
+    participants = st.get("participants", "open")
+    if participants not in PARTICIPANT_MODES:
+        st.fail("participants", f"must be one of {', '.join(repr(m) for m in PARTICIPANT_MODES)} (\"invited\": only "
+                                f"the private links of `python -m evalkit invite` may start), got {participants!r}")
     names = Table(st.get("domain_names", {}), path, "[study.domain_names]")
     domain_names = {key: names.str(key).strip() for key in names.data}
     st.done()
@@ -296,6 +307,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         completion_url=completion_url, seed=seed, estimated_minutes=minutes, consent_text=consent_text,
         description=description, pool=pool, bias=bias, tasks=tasks, record_user_agent=record_user_agent,
         config_sha256=hashlib.sha256(raw).hexdigest(), domain_names=tuple(sorted(domain_names.items())),
+        participants=participants,
     )
 
 

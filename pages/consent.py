@@ -7,6 +7,7 @@ import logging
 import streamlit as st
 
 import ui
+from evalkit.invite import INVITED_META, check_link, invited_resume
 from evalkit.store import ParticipantHasSession
 from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
 
@@ -16,6 +17,18 @@ PARTICIPANT_HAS_SESSION = (
     "where you left off, open the study again from the recruiting platform (e.g. your Prolific dashboard) or use "
     "the address your browser showed while you were taking part (it contains \"?s=\"). If you think this is a "
     "mistake, please contact the research team.")
+
+
+INVALID_LINK = (
+    "This invitation link is not valid: the participant ID or its key does not match an invitation of this "
+    "study. Please open the link exactly as you received it (copying only part of it breaks it). If it still "
+    "does not work, contact the research team; nothing was recorded.")
+INVITED_ONLY = (
+    "This study is open to invited participants only. Please open the personal link you received from the "
+    "research team (it contains \"participant=\" and \"key=\").")
+INVITED_ID_TAKEN = (
+    "This participant ID already has a session that was not started from its invitation link, so it cannot be "
+    "continued or started here. Please contact the research team.")
 
 
 def participant_has_session_notice() -> None:
@@ -42,10 +55,27 @@ if token is not None:
         st.stop()
     ui.go(ui.step_of(loaded, store, session)[0], session.session_id)
 
-external = {k: st.query_params[k].strip()[:200] for k in EXTERNAL_ID_PARAMS
-            if isinstance(st.query_params.get(k), str) and st.query_params[k].strip()}
-external_id = external.get("PROLIFIC_PID", "")
-if external_id:
+# A private link of an invited participant (python -m evalkit invite): the key proves who opens it.
+link = check_link(store, {k: v for k, v in st.query_params.items() if isinstance(v, str)}, study.participants)
+if link.outcome in ("invalid", "reserved", "required"):
+    st.title(study.title)
+    st.error(INVITED_ONLY if link.outcome == "required" else INVALID_LINK)
+    st.stop()
+invited = link.outcome == "valid"
+
+external = {} if invited else {k: st.query_params[k].strip()[:200] for k in EXTERNAL_ID_PARAMS
+                               if isinstance(st.query_params.get(k), str) and st.query_params[k].strip()}
+external_id = link.participant_id if invited else external.get("PROLIFIC_PID", "")
+if invited:
+    earlier = store.find_session(external_id)
+    decision = invited_resume(earlier)
+    if decision == "resume":
+        ui.go(ui.step_of(loaded, store, earlier)[0], earlier.session_id)
+    elif decision == "refuse":
+        st.title(study.title)
+        st.warning(INVITED_ID_TAKEN)
+        st.stop()
+elif external_id:
     earlier = store.find_session(external_id)
     decision = participant_resume(earlier, external)
     if decision == "resume":
@@ -108,14 +138,16 @@ def _start() -> None:
     try:  # one transaction: two tabs of one participant clicking at once still make one session
         session = store.create_session(
             study_version=loaded.version, evaluator_name=name[:100], external_id=external_id, user_agent=user_agent,
-            meta={k.lower(): v for k, v in external.items()}, one_per_participant=True,
+            meta={INVITED_META: True} if invited else {k.lower(): v for k, v in external.items()},
+            one_per_participant=True,
         )
     except ParticipantHasSession as exc:  # started in another tab meanwhile: the same rule as opening the link
-        if participant_resume(exc.session, external) == "resume":
+        again = invited_resume(exc.session) if invited else participant_resume(exc.session, external)
+        if again == "resume":
             st.session_state["_created"] = exc.session.session_id
             st.query_params[ui.TOKEN_PARAM] = exc.session.session_id
         else:
-            ui.flash("warning", PARTICIPANT_HAS_SESSION)
+            ui.flash("warning", INVITED_ID_TAKEN if invited else PARTICIPANT_HAS_SESSION)
         return
     st.session_state["_created"] = session.session_id
     st.query_params[ui.TOKEN_PARAM] = session.session_id
@@ -124,7 +156,10 @@ def _start() -> None:
 ui.show_flash()
 with st.form("consent"):
     st.checkbox("I have read the information above and I agree to take part.", key="consent_agree")
-    if external_id:
+    if invited:
+        st.caption("You opened your personal invitation link, so your name is optional.")
+        st.text_input("Your name (optional)", key="consent_name", max_chars=100)
+    elif external_id:
         st.caption("Your participant ID was received from the recruiting platform, so your name is optional.")
         st.text_input("Your name (optional)", key="consent_name", max_chars=100)
     else:

@@ -43,6 +43,7 @@ from evalkit.export import (
     results_csv,
     section_headings,
 )
+from evalkit.invite import status_counts, status_frame, statuses_of
 from evalkit.store import Store, StoreError, describe
 from evalkit.tasks.form_analysis import FormSummary, form_descriptions, forms_csv, forms_frame, summarise
 from evalkit.text import csv_safe
@@ -319,6 +320,38 @@ def show_evaluators(view: View) -> None:
                   key="act_delete")
 
 
+def show_invitations(zone: Zone) -> None:
+    """Invited participants (``python -m evalkit invite``): who has not started and who has not finished.
+
+    Read on every render (two small queries), so it is current whenever the page shows new answers."""
+    statuses = statuses_of(store)
+    if not statuses and loaded.study.participants != "invited":
+        return  # an open study without invitations: nothing to say
+    st.markdown("#### Invited participants")
+    if not statuses:
+        st.info("Nobody is invited yet, and this study admits invited participants only. "
+                "`python -m evalkit invite --n 50` (or `--csv FILE`) creates participants with private links.")
+        return
+    counts = status_counts(statuses)
+    st.write(f"{len(statuses):,} invited · **{counts['not started']:,} not started** · "
+             f"**{counts['not finished']:,} started, not finished** · {counts['finished']:,} finished")
+    frame = status_frame(statuses)
+    frame["started_at"] = to_local(frame["started_at"], zone)
+    left, right = st.columns(2)
+    for where, status, title, columns in (
+            (left, "not started", "Not started", ["participant_id", "note"]),
+            (right, "not finished", "Started, not finished", ["participant_id", "note", "started_at"])):
+        rows = frame.loc[frame["status"] == status, columns].rename(columns={"participant_id": "Participant",
+                                                                              "note": "Note"})
+        where.markdown(f"**{title}** ({len(rows):,})")
+        if len(rows):
+            table(where, rows, zone, untrusted=True)
+        else:
+            where.caption("Nobody.")
+    st.caption(f"Times in {zone.label}. A participant counts from their newest session that is not in the trash; "
+               "`python -m evalkit invite --status` prints the same lists.")
+
+
 def evaluations_file() -> str:
     """Every stored evaluation, every column, read when the button is clicked (not on every rerun)."""
     return evaluations_csv(load_frames(store, full=True))
@@ -436,6 +469,7 @@ with ratings:
     show_ratings(view.report, view.specs)
 with evaluators:
     show_evaluators(view)
+    show_invitations(view.zone)
 with exports:
     show_exports(view)
 for tab in forms_tab:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -46,11 +46,18 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         session_id TEXT NOT NULL REFERENCES sessions (session_id), task TEXT NOT NULL, field TEXT NOT NULL,
         value TEXT, time_spent_ms BIGINT, created_at TEXT NOT NULL, PRIMARY KEY (session_id, task, field))""",),
 }
-TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers")
+#: Invited (predefined) participants: ``python -m evalkit invite``. Only a hash of each private link's key is
+#: stored.
+MIGRATIONS[4] = (
+    "CREATE TABLE IF NOT EXISTS participants (participant_id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, "
+    "note TEXT DEFAULT '', created_at TEXT NOT NULL)",
+)
+TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
+          "participants")
 #: The order rows are listed and exported in, the same on every backend.
 TABLE_ORDER = {"sessions": "started_at, session_id", "evaluations": "id", "ratings": "id",
                "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id",
-               "form_answers": "created_at, session_id, task, field"}
+               "form_answers": "created_at, session_id, task, field", "participants": "created_at, participant_id"}
 #: Every table's columns, in order (the same on every backend: a researcher's SQL and the exports do not change).
 COLUMNS = {
     "sessions": ("session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
@@ -64,6 +71,7 @@ COLUMNS = {
     "settings": ("key", "value", "updated_at"),
     "admin_log": ("id", "at", "actor", "action", "detail"),
     "form_answers": ("session_id", "task", "field", "value", "time_spent_ms", "created_at"),
+    "participants": ("participant_id", "key_hash", "note", "created_at"),
 }
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
@@ -175,6 +183,16 @@ class Session:
             status=row["status"], completion_code=row["completion_code"],
             meta=json.loads(row["meta"]) if row["meta"] else {},
         )
+
+
+@dataclass(frozen=True)
+class Participant:
+    """An invited participant (row of ``participants``): the id, a hash of the private link's key, a note."""
+
+    participant_id: str
+    key_hash: str
+    note: str
+    created_at: str
 
 
 @dataclass(frozen=True)
@@ -559,6 +577,49 @@ class Store(abc.ABC):
         with self._conn() as conn:
             rows = self._exec(conn, sql + f" ORDER BY {TABLE_ORDER['sessions']}", args).fetchall()
         return [Session.from_row(r) for r in rows]
+
+    # ------------------------------------------------------------------ invited participants
+
+    def add_participants(self, participants: Iterable[tuple[str, str, str]]) -> list[str]:
+        """Store invited participants, given as ``(participant_id, key_hash, note)``, in one transaction.
+
+        An id that is already stored is left exactly as it is (its key hash and note unchanged: its link
+        keeps working), also when another process invites it at the same moment. Returns the ids added, in
+        the order given. Not retried after a dropped connection (a retry would report the ids it had just
+        added as already there).
+        """
+        rows = [(str(pid), str(key_hash), str(note or "")) for pid, key_hash, note in participants]
+        for pid, key_hash, _ in rows:
+            if not pid or pid != pid.strip() or not key_hash:
+                raise ValueError(f"a participant needs a non-empty id without surrounding spaces and a key hash, "
+                                 f"got {pid!r}")
+        added: list[str] = []
+        created_at = now_iso()
+        with self._write() as conn:
+            for pid, key_hash, note in rows:
+                got = self._exec(conn, "INSERT INTO participants (participant_id, key_hash, note, created_at) "
+                                       "VALUES (?, ?, ?, ?) ON CONFLICT (participant_id) DO NOTHING "
+                                       "RETURNING participant_id", (pid, key_hash, note, created_at)).fetchall()
+                if got:
+                    added.append(pid)
+        return added
+
+    @retried
+    def participant(self, participant_id: str) -> Participant | None:
+        """The invited participant with this id, or None."""
+        if not isinstance(participant_id, str) or not participant_id:
+            return None
+        with self._conn() as conn:
+            row = self._exec(conn, "SELECT * FROM participants WHERE participant_id = ?",
+                             (participant_id,)).fetchone()
+        return Participant(**{c: row[c] for c in COLUMNS["participants"]}) if row else None
+
+    @retried
+    def participants(self) -> list[Participant]:
+        """Every invited participant, in the order they were invited (ties by id)."""
+        with self._conn() as conn:
+            rows = self._exec(conn, f"SELECT * FROM participants ORDER BY {TABLE_ORDER['participants']}").fetchall()
+        return [Participant(**{c: r[c] for c in COLUMNS["participants"]}) for r in rows]
 
     # ------------------------------------------------------------------ answers
 

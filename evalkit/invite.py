@@ -1,0 +1,339 @@
+"""Invited (predefined) participants: ids, private links, the link check, and who has not started or finished.
+
+``python -m evalkit invite`` creates participants (generated ids, or ids from a CSV of a lab pool) and prints
+each one's private link ``<base>?participant=<id>&key=<secret>``. An id is not a secret (a lab list's "P01"
+is easy to guess), so the link also carries a random key (128 bits); the database keeps only the key's
+SHA-256, enough to check a link and useless to rebuild one. The consent page calls :func:`check_link` and,
+for a valid link, :func:`invited_resume`. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import secrets
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+from .store import Participant, Session, Store
+from .text import safe_cell, strip_controls
+
+#: The query parameters of a private link.
+PARTICIPANT_PARAM = "participant"
+KEY_PARAM = "key"
+#: What an id may hold: it travels in a URL and is typed or read by people.
+ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-@+~")
+MAX_ID_LENGTH = 64
+#: Generated ids: "P-" and 8 characters without 0/O or 1/I (about 40 bits: two runs never collide in practice).
+_GENERATED_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+#: Header names taken as the id column and the note column of an invitation CSV (case-insensitive).
+ID_COLUMNS = ("participant_id", "participant", "id", "pid")
+NOTE_COLUMNS = ("note", "label", "email", "name")
+#: Stored in a session's ``meta`` when it was started from a private link.
+INVITED_META = "invited"
+
+
+class InviteError(ValueError):
+    """Bad input to ``invite`` (a CSV, an id, a base URL); the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Invitation:
+    """One participant to invite: the id, the private key (shown once) and a note."""
+
+    participant_id: str
+    key: str
+    note: str = ""
+
+    def link(self, base_url: str) -> str:
+        """The private link (see :func:`private_link`)."""
+        return private_link(base_url, self.participant_id, self.key)
+
+
+def new_key() -> str:
+    """A private link's key: 128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+def key_hash(key: str) -> str:
+    """What is stored of a key: its SHA-256 (hex). The key has 128 random bits, so no salt is needed."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def key_matches(participant: Participant, key: str) -> bool:
+    """Whether ``key`` is this participant's key (constant-time comparison)."""
+    return bool(key) and hmac.compare_digest(key_hash(key), participant.key_hash)
+
+
+def check_id(participant_id: str, where: str = "") -> str:
+    """The id, stripped; InviteError (naming ``where``) when it is empty, too long or has other characters."""
+    pid = participant_id.strip()
+    prefix = f"{where}: " if where else ""
+    if not pid:
+        raise InviteError(f"{prefix}the participant id is empty")
+    if len(pid) > MAX_ID_LENGTH:
+        raise InviteError(f"{prefix}the participant id {pid[:20]!r}... is longer than {MAX_ID_LENGTH} characters")
+    bad = sorted(set(pid) - ID_CHARS)
+    if bad:
+        raise InviteError(f"{prefix}the participant id {pid!r} has characters other than letters, digits and "
+                          f"._-@+~: {''.join(bad)!r}")
+    if not pid[0].isalnum():
+        raise InviteError(f"{prefix}the participant id {pid!r} must start with a letter or a digit")
+    return pid
+
+
+def generated_ids(n: int) -> list[str]:
+    """``n`` new random ids such as ``P-7KQ2M9XA`` (distinct among themselves)."""
+    if n < 1:
+        raise InviteError(f"--n must be at least 1, got {n}")
+    ids: dict[str, None] = {}
+    while len(ids) < n:
+        ids["P-" + "".join(secrets.choice(_GENERATED_ALPHABET) for _ in range(8))] = None
+    return list(ids)
+
+
+def read_ids_csv(path: Path, *, id_column: str | None = None, note_column: str | None = None,
+                 ) -> list[tuple[str, str]]:
+    """``(id, note)`` pairs from a CSV with a header row.
+
+    The id column is ``id_column``, else the first header named participant_id / participant / id / pid,
+    else the only column. The note (a label or an email, kept for the researcher) is ``note_column``, else
+    a column named note / label / email / name, else empty. InviteError, naming the file and the line, for
+    a missing file or column, an empty or malformed id, or an id listed twice.
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InviteError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InviteError(f"{path}: cannot be read as UTF-8 text: {exc}") from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InviteError(f"{path}: the file is empty (it needs a header row, e.g. participant_id,note)") from None
+    except csv.Error as exc:
+        raise InviteError(f"{path}, line 1: not valid CSV: {exc}") from None
+    names = [h.strip().lower() for h in header]
+    id_at = _column(path, names, id_column, ID_COLUMNS, required=True, only=len(names) == 1)
+    note_at = _column(path, names, note_column, NOTE_COLUMNS, required=note_column is not None, only=False)
+    out: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue  # blank lines
+            if id_at >= len(row):
+                raise InviteError(f"{path}, line {line}: the row has no {header[id_at]!r} column")
+            pid = check_id(row[id_at], f"{path}, line {line}")
+            if pid in seen:
+                raise InviteError(f"{path}, line {line}: the id {pid!r} is listed twice (also on line {seen[pid]})")
+            seen[pid] = line
+            note = row[note_at].strip() if note_at is not None and note_at < len(row) else ""
+            out.append((pid, note[:500]))
+    except csv.Error as exc:
+        raise InviteError(f"{path}, line {reader.line_num}: not valid CSV: {exc}") from None
+    if not out:
+        raise InviteError(f"{path}: no participant ids below the header")
+    return out
+
+
+def _column(path: Path, names: list[str], wanted: str | None, known: Sequence[str], *, required: bool,
+            only: bool) -> int | None:
+    if wanted is not None:
+        if wanted.strip().lower() not in names:
+            raise InviteError(f"{path}: no column {wanted!r} in the header (columns: {', '.join(names)})")
+        return names.index(wanted.strip().lower())
+    for name in known:
+        if name in names:
+            return names.index(name)
+    if only:
+        return 0
+    if required:
+        raise InviteError(f"{path}: no id column: name one participant_id, participant, id or pid, or pass "
+                          f"--id-column (columns: {', '.join(names)})")
+    return None
+
+
+def check_base_url(base_url: str) -> str:
+    """The survey's address for links; InviteError unless it is an http(s) URL with a host."""
+    parts = urllib.parse.urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in base_url.strip()):
+        raise InviteError(f"--base-url must be the survey's http(s) address, e.g. https://survey.example.org/, "
+                          f"got {base_url!r}")
+    if {PARTICIPANT_PARAM, KEY_PARAM} & {k for k, _ in urllib.parse.parse_qsl(parts.query)}:
+        raise InviteError(f"--base-url must not carry {PARTICIPANT_PARAM}= or {KEY_PARAM}= already")
+    return base_url.strip()
+
+
+def private_link(base_url: str, participant_id: str, key: str) -> str:
+    """``base_url`` with ``participant=<id>&key=<key>`` added to its query (URL-encoded)."""
+    parts = urllib.parse.urlsplit(base_url)
+    query = urllib.parse.urlencode({PARTICIPANT_PARAM: participant_id, KEY_PARAM: key})
+    return urllib.parse.urlunsplit(parts._replace(query=f"{parts.query}&{query}" if parts.query else query))
+
+
+@dataclass(frozen=True)
+class InviteResult:
+    """What :func:`invite` did: the new invitations (with their keys) and the ids already invited."""
+
+    created: list[Invitation]
+    skipped: list[str]
+
+
+def invite(store: Store, participants: Iterable[tuple[str, str]]) -> InviteResult:
+    """Create a key for each ``(id, note)`` and store the participants (one transaction).
+
+    Ids already stored are skipped and keep their key and note (their links do not change); the keys of
+    skipped ids are thrown away, since only the new ones are returned.
+    """
+    wanted = [Invitation(check_id(pid), new_key(), note) for pid, note in participants]
+    added = set(store.add_participants((i.participant_id, key_hash(i.key), i.note) for i in wanted))
+    return InviteResult(created=[i for i in wanted if i.participant_id in added],
+                        skipped=[i.participant_id for i in wanted if i.participant_id not in added])
+
+
+def invitations_csv(created: Sequence[Invitation], base_url: str) -> str:
+    """The new invitations as CSV: participant_id, note, link (cells safe to open in a spreadsheet)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["participant_id", "note", "link"])
+    for i in created:
+        writer.writerow([safe_cell(i.participant_id), safe_cell(i.note), i.link(base_url)])
+    return out.getvalue()
+
+
+# ----------------------------------------------------------------------------- the consent page's check
+
+LinkOutcome = Literal["none", "valid", "invalid", "required", "reserved"]
+
+
+@dataclass(frozen=True)
+class LinkCheck:
+    """What a consent page's URL says about who is starting.
+
+    ``valid``: a private link whose key matches (``participant_id`` is set); ``invalid``: a private link
+    with an unknown id or a wrong or missing key (the two are not told apart: a stranger learns nothing
+    about which ids exist); ``required``: the study admits invited participants only and the URL has no
+    private link; ``reserved``: an open study's ``PROLIFIC_PID`` that is an invited participant's id (that
+    id starts only with its key); ``none``: nothing to do with invitations.
+    """
+
+    outcome: LinkOutcome
+    participant_id: str = ""
+
+
+def check_link(store: Store, query: Mapping[str, str], mode: str) -> LinkCheck:
+    """Decide from the URL's query and the stored participants (``mode``: ``[study] participants``)."""
+    pid = (query.get(PARTICIPANT_PARAM) or "").strip()[:200]
+    key = (query.get(KEY_PARAM) or "").strip()[:200]
+    if pid:
+        found = store.participant(pid)
+        if found is not None and key_matches(found, key):
+            return LinkCheck("valid", found.participant_id)
+        return LinkCheck("invalid")
+    if mode == "invited":
+        return LinkCheck("required")
+    external = (query.get("PROLIFIC_PID") or "").strip()[:200]
+    if external and store.participant(external) is not None:
+        return LinkCheck("reserved")
+    return LinkCheck("none")
+
+
+def invited_resume(earlier: Session | None) -> Literal["start", "resume", "refuse"]:
+    """For a valid private link: start a session, resume the participant's own, or refuse.
+
+    The key proves who opens the link, so the participant's session (one started from this private link)
+    is resumed, finished or not. A session under the same id that was not started from the private link
+    (only possible for an id someone else used before it was invited) is not handed over: ``refuse``.
+    """
+    if earlier is None:
+        return "start"
+    return "resume" if earlier.meta.get(INVITED_META) is True else "refuse"
+
+
+# ----------------------------------------------------------------------------- who has not started / finished
+
+STATUSES = ("not started", "not finished", "finished")
+
+
+@dataclass(frozen=True)
+class ParticipantStatus:
+    """An invited participant and where they stand (from their newest session that is not in the trash)."""
+
+    participant_id: str
+    note: str
+    invited_at: str
+    status: str  # one of STATUSES
+    session_id: str = ""
+    started_at: str = ""
+    completed_at: str = ""
+
+
+def participant_statuses(participants: Sequence[Participant], sessions: Sequence[Session]) -> list[ParticipantStatus]:
+    """Each participant's status, in invitation order: not started (no session), not finished, finished."""
+    newest: dict[str, Session] = {}
+    for s in sessions:  # in start order: the newest wins, as in Store.find_session
+        if s.external_id and s.status != "trashed":
+            newest[s.external_id] = s
+    out = []
+    for p in participants:
+        s = newest.get(p.participant_id)
+        if s is None:
+            out.append(ParticipantStatus(p.participant_id, p.note, p.created_at, "not started"))
+        else:
+            out.append(ParticipantStatus(p.participant_id, p.note, p.created_at,
+                                         "finished" if s.completed_at else "not finished", s.session_id,
+                                         s.started_at, s.completed_at or ""))
+    return out
+
+
+def statuses_of(store: Store) -> list[ParticipantStatus]:
+    """:func:`participant_statuses` of everything stored."""
+    return participant_statuses(store.participants(), store.sessions())
+
+
+def status_counts(statuses: Sequence[ParticipantStatus]) -> dict[str, int]:
+    """How many participants are in each status (every status listed, zeros included)."""
+    return {s: sum(x.status == s for x in statuses) for s in STATUSES}
+
+
+def status_frame(statuses: Sequence[ParticipantStatus]) -> pd.DataFrame:
+    """The statuses as a table (participant, note, status, session, started, finished)."""
+    return pd.DataFrame(
+        [{"participant_id": s.participant_id, "note": s.note, "status": s.status, "session": s.session_id[:8],
+          "started_at": s.started_at or None, "completed_at": s.completed_at or None} for s in statuses],
+        columns=["participant_id", "note", "status", "session", "started_at", "completed_at"])
+
+
+def status_text(statuses: Sequence[ParticipantStatus]) -> str:
+    """The CLI's summary: the counts, then who has not started and who has not finished."""
+    counts = status_counts(statuses)
+    lines = [f"Invited participants: {len(statuses)} · not started {counts['not started']} · "
+             f"not finished {counts['not finished']} · finished {counts['finished']}"]
+    for status in ("not started", "not finished"):
+        rows = [s for s in statuses if s.status == status]
+        if rows:
+            lines += ["", f"{status.capitalize()} ({len(rows)}):"]
+            lines += [f"  {s.participant_id}" + (f"  {strip_controls(s.note)}" if s.note else "")
+                      + (f"  (started {s.started_at})" if s.started_at else "") for s in rows]
+    return "\n".join(lines) + "\n"
+
+
+def statuses_csv(statuses: Sequence[ParticipantStatus]) -> str:
+    """Every participant's status as CSV (cells safe to open in a spreadsheet)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["participant_id", "note", "status", "session_id", "invited_at", "started_at", "completed_at"])
+    for s in statuses:
+        writer.writerow([safe_cell(s.participant_id), safe_cell(s.note), s.status, s.session_id, s.invited_at,
+                         s.started_at, s.completed_at])
+    return out.getvalue()
