@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from .store import Answer, Session, Store
 
 __all__ = ["CHECK_TYPES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
-           "completion_code", "correct", "parse_task_checks", "record_check", "session_outcome", "skip_tutorial",
-           "validate_checks"]
+           "completion_code", "correct", "parse_task_checks", "passes", "record_check", "session_outcome",
+           "skip_tutorial", "validate_checks"]
 
 CHECK_TYPES = ("tutorial", "attention")
 #: The kinds that take checks, and what their questions show: items of an items file, or reviews of the pools.
@@ -403,6 +403,7 @@ def record_check(store: Store, session: Session, question: Question, response: s
     spec = question.check
     assert spec is not None
     ok = correct(spec, response, review_source, detail)
+    detail = {**detail, "check_id": spec.id}
     answered = store.answered(session.session_id, question.task)
     if question.index not in answered:
         stored = store.record_check_try(session.session_id, question.task, question.index, response, correct=ok,
@@ -436,7 +437,8 @@ def skip_tutorial(store: Store, session: Session, question: Question) -> Answer:
         review = question.source_of(resp) if resp in question.labels else None
     return store.record_answer(session.session_id, question.task, question.index, last["response"],
                                review_source=review, time_spent_ms=last["time_spent_ms"],
-                               detail={**detail, "skipped": True}, check="tutorial", check_passed=False,
+                               detail={**detail, "check_id": spec.id, "skipped": True}, check="tutorial",
+                               check_passed=False,
                                **question_columns(question))
 
 
@@ -465,12 +467,17 @@ class Outcome:
     passed: bool
 
 
+def passes(failed: int, max_failed_checks: int) -> bool:
+    """The rule: a session passes unless it failed more attention checks than ``max_failed_checks``."""
+    return failed <= max_failed_checks
+
+
 def session_outcome(answers: Sequence[Answer], max_failed_checks: int) -> Outcome:
     """Pass or fail from a session's stored answers: more failed attention checks (first try wrong) than
     ``max_failed_checks`` fails. Tutorial questions never fail a session (they teach)."""
     attention = [a for a in answers if a.check == "attention"]
     failed = sum(1 for a in attention if not a.check_passed)
-    return Outcome(len(attention), failed, failed <= max_failed_checks)
+    return Outcome(len(attention), failed, passes(failed, max_failed_checks))
 
 
 def completion_code(study: Study, outcome: Outcome) -> str | None:

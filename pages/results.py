@@ -219,6 +219,13 @@ options = Options(
     familiarity_weighted=o2.toggle("Familiarity-weighted rating means", key="opt_weighted"),
     fast_ms=int(o3.number_input("Flag answers faster than (seconds)", min_value=0.0, max_value=120.0, value=2.0,
                                 step=0.5, key="opt_fast") * 1000),
+    exclude_failed_checks=o1.toggle(
+        "Leave out evaluators who failed the attention checks", value=True, key="opt_failed_checks",
+        help="Failed: more failed attention checks (first answer wrong) than [study.quality] max_failed_checks. "
+             "The evaluator table shows every evaluator's checks passed and failed."),
+    include_check_questions=o2.toggle(
+        "Count tutorial and attention-check questions", key="opt_check_questions",
+        help="Off: the answers to check questions are left out of every statistic."),
 )
 
 
