@@ -154,7 +154,9 @@ def _report(args: argparse.Namespace) -> Report:
     store = _open_db(args.db)
     try:
         options = Options(completed_only=args.completed_only, fast_ms=args.fast_ms,
-                          familiarity_weighted=args.familiarity_weighted)
+                          familiarity_weighted=args.familiarity_weighted,
+                          exclude_failed_checks=not args.keep_failed_checks,
+                          include_check_questions=args.with_check_questions)
         return analyse(load_frames(store), options, items)
     finally:
         store.close()
@@ -229,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
     p.add_argument("--fast-ms", type=int, default=Options.fast_ms, help="flag answers faster than this (ms)")
     p.add_argument("--familiarity-weighted", action="store_true", help="weight rating means by familiarity")
+    p.add_argument("--keep-failed-checks", action="store_true",
+                   help="count evaluators who failed their attention checks (left out by default)")
+    p.add_argument("--with-check-questions", action="store_true",
+                   help="count the answers to tutorial and attention-check questions (left out by default)")
     p.add_argument("--config", help="the study's config: its items files' automatic metrics are correlated with "
                                     "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)
