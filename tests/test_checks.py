@@ -77,10 +77,11 @@ def test_check_keys_are_read_and_kept_per_task(tmp_path: Path) -> None:
     ("", "redirect_seconds = -1\n", "key 'redirect_seconds': must be at least 0"),
     ("", "redirect_seconds = 601\n", "key 'redirect_seconds': must be at most 600"),
     ("", "[study.quality]\nmax_failed_checks = -1\n", "[study.quality]: key 'max_failed_checks': must be at least 0"),
-    ("", "[study.quality]\nmax_failed = 1\n", "key 'max_failed': is not a known setting (did you mean 'max_failed_checks'"),
+    ("", "[study.quality]\nmax_failed = 1\n",
+     "key 'max_failed': is not a known setting (did you mean 'max_failed_checks'"),
 ])
 def test_bad_check_settings_name_file_and_key(tmp_path: Path, checks: str, extra: str, message: str) -> None:
-    with pytest.raises(ConfigError, match="config.toml") as err:
+    with pytest.raises(ConfigError, match=r"config\.toml") as err:
         load_study(compare_study(tmp_path, checks, extra=extra))
     assert message in str(err.value)
 
@@ -90,7 +91,7 @@ def test_bad_check_settings_name_file_and_key(tmp_path: Path, checks: str, extra
     ('attention_checks = ["nope"]\n', "key 'attention_checks': 'nope' is not an item of items.jsonl"),
 ])
 def test_check_ids_must_exist_and_carry_a_check(tmp_path: Path, checks: str, message: str) -> None:
-    with pytest.raises(ConfigError, match="config.toml") as err:
+    with pytest.raises(ConfigError, match=r"config\.toml") as err:
         open_study(compare_study(tmp_path, checks))
     assert message in str(err.value)
 
@@ -128,7 +129,8 @@ def test_expect_is_checked_per_kind(tmp_path: Path, kind: str, block: dict, gold
 def test_rating_tasks_refuse_checks(tmp_path: Path) -> None:
     from tests.helpers import CONFIG
 
-    text = CONFIG.replace("{triplet_domains}", '["alpha"]').replace('kind = "rating"', 'kind = "rating"\ntutorial = ["p0"]')
+    text = CONFIG.replace("{triplet_domains}", '["alpha"]')
+    text = text.replace('kind = "rating"', 'kind = "rating"\ntutorial = ["p0"]')
     with pytest.raises(ConfigError, match="key 'tutorial': rating tasks have no tutorials or attention checks"):
         load_study(make_study(tmp_path, config=text))
 
@@ -169,7 +171,7 @@ def test_tutorial_wrong_answer_shows_feedback_and_stores_every_try(tmp_path: Pat
     gold0["check"]["feedback"] = "Look at what the review says."
     lines[12] = json.dumps(gold0)
     (tmp_path / "items.jsonl").write_text("\n".join(lines) + "\n")
-    loaded, store, session, qs = session_with_plan(tmp_path, config)
+    _loaded, store, session, qs = session_with_plan(tmp_path, config)
     q = qs[0]
     with pytest.raises(CheckFeedback, match="Look at what the review says.") as err:
         record_choice(store, session, q, label_of(q, "bad"), 900)
@@ -186,7 +188,7 @@ def test_tutorial_wrong_answer_shows_feedback_and_stores_every_try(tmp_path: Pat
 
 def test_skippable_tutorial(tmp_path: Path) -> None:
     config = compare_study(tmp_path, CHECKS + "tutorial_skippable = true\n")
-    loaded, store, session, qs = session_with_plan(tmp_path, config)
+    _loaded, store, session, qs = session_with_plan(tmp_path, config)
     q = qs[0]
     with pytest.raises(CheckFeedback) as err:
         record_choice(store, session, q, label_of(q, "bad"), 900)
@@ -198,7 +200,7 @@ def test_skippable_tutorial(tmp_path: Path) -> None:
 
 def test_skip_needs_a_wrong_try_first(tmp_path: Path) -> None:
     config = compare_study(tmp_path, CHECKS + "tutorial_skippable = true\n")
-    loaded, store, session, qs = session_with_plan(tmp_path, config)
+    _loaded, store, session, qs = session_with_plan(tmp_path, config)
     with pytest.raises(Exception, match="you can skip it after a wrong answer"):
         skip_tutorial(store, session, qs[0])
     with pytest.raises(Exception, match="cannot be skipped"):
@@ -206,7 +208,7 @@ def test_skip_needs_a_wrong_try_first(tmp_path: Path) -> None:
 
 
 def test_silent_attention_checks_are_recorded_without_feedback(tmp_path: Path) -> None:
-    loaded, store, session, qs = session_with_plan(tmp_path, compare_study(tmp_path))
+    _loaded, store, session, qs = session_with_plan(tmp_path, compare_study(tmp_path))
     a, b = [q for q in qs if q.check and q.check.type == "attention"]
     wrong = record_choice(store, session, a, label_of(a, "bad"), 800)
     right = record_choice(store, session, b, label_of(b, "good"), 800)
@@ -218,7 +220,7 @@ def test_silent_attention_checks_are_recorded_without_feedback(tmp_path: Path) -
 
 def test_attention_feedback_lets_them_answer_again_but_the_first_answer_decides(tmp_path: Path) -> None:
     config = compare_study(tmp_path, CHECKS + "attention_feedback = true\n")
-    loaded, store, session, qs = session_with_plan(tmp_path, config)
+    _loaded, store, session, qs = session_with_plan(tmp_path, config)
     a, b = [q for q in qs if q.check and q.check.type == "attention"]
     with pytest.raises(CheckFeedback):
         record_choice(store, session, a, label_of(a, "bad"), 800)
@@ -230,7 +232,7 @@ def test_attention_feedback_lets_them_answer_again_but_the_first_answer_decides(
 
 
 def test_slider_check(tmp_path: Path) -> None:
-    loaded, store, session, qs = session_with_plan(tmp_path, compare_study(tmp_path, response="slider"))
+    _loaded, store, session, qs = session_with_plan(tmp_path, compare_study(tmp_path, response="slider"))
     q = qs[0]
     toward_good = -60 if q.sources[0] == "good" else 60
     with pytest.raises(CheckFeedback):

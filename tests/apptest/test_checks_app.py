@@ -1,0 +1,180 @@
+"""AppTest tests of tutorials, attention checks and the completion screen with pass / fail codes, on the
+``examples/crowd`` study (a copy per test): the practice question's feedback and its retry, a skippable
+tutorial, attention checks that look like every other question (silent, or with feedback), the pass and
+fail codes with the redirect, a refresh showing the pending feedback, a failed save."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalkit.sampling import Question, plan
+from evalkit.store import Unavailable
+from tests.apptest.conftest import Harness, button, has_button, page_protos, texts
+from tests.helpers import ROOT
+
+CROWD = ROOT / "examples" / "crowd"
+
+
+def crowd(tmp: Path, **replace: str) -> Path:
+    """A copy of the crowd example; ``replace`` edits lines of its config (old line -> new line)."""
+    dest = tmp / "crowd"
+    shutil.copytree(CROWD, dest, ignore=shutil.ignore_patterns("data"))
+    config = dest / "config.toml"
+    text = config.read_text(encoding="utf-8").replace('datasets = "../../datasets"',
+                                                      f'datasets = "{ROOT / "datasets"}"')
+    for old, new in replace.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def start(h: Harness):
+    at = h.app(PROLIFIC_PID="pid123", STUDY_ID="st1", SESSION_ID="se1")
+    at.checkbox(key="consent_agree").check()
+    at.button[0].click().run()
+    assert not at.exception
+    button(at, "Begin").click().run()
+    assert not at.exception
+    return at
+
+
+def questions(h: Harness, at) -> list[Question]:
+    session = h.store.get_session(at.query_params["s"])
+    loaded = h.loaded
+    return plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+
+
+def choose(at, q: Question, system: str) -> None:
+    at.radio(key=f"{q.task}-{q.index}-choice").set_value(q.labels[q.sources.index(system)])
+    button(at, "Next").click().run()
+    assert not at.exception
+
+
+def pick(q: Question, *, checks_right: bool) -> str:
+    if q.check is None:
+        return q.sources[0]
+    return "good" if checks_right or q.check.type == "tutorial" else "bad"
+
+
+SECRETS = ("gold01", "gold02", "tutorial1", "attention", "check_id", "C1A2B3", "C9FAIL")
+
+
+def assert_nothing_reveals(at) -> None:
+    sent = page_protos(at)
+    for secret in SECRETS:
+        assert secret not in sent, secret
+
+
+def element_kinds(at) -> list[str]:
+    out: list[str] = []
+
+    def walk(node) -> None:
+        children = getattr(node, "children", None)
+        if children:
+            for child in (children.values() if isinstance(children, dict) else children):
+                walk(child)
+            return
+        out.append(getattr(node, "type", ""))
+
+    walk(at._tree)
+    return out
+
+
+def test_tutorial_feedback_then_silent_checks_and_the_pass_code(make_harness, tmp_path) -> None:
+    h = make_harness(config=crowd(tmp_path))
+    at = start(h)
+    qs = questions(h, at)
+    tutorial = qs[0]
+    assert tutorial.check is not None and tutorial.check.type == "tutorial"
+    assert "Practice question" in texts(at)
+    assert_nothing_reveals(at)
+    choose(at, tutorial, "bad")
+    assert "Not quite." in at.warning[0].value and "advertises the spa" in at.warning[0].value
+    assert h.store.answers() == [] and len(h.store.check_tries()) == 1
+    assert not has_button(at, "Skip this practice question")  # tutorial_skippable = false
+    refreshed = h.app(s=at.query_params["s"])  # a reload keeps the feedback (it comes from the stored try)
+    button(refreshed, "Begin").click().run()  # (the instructions come back while nothing is answered)
+    assert "Not quite." in texts(refreshed)
+    choose(at, tutorial, "good")
+    assert [a.check_passed for a in h.store.answers()] == [False]  # corrected, but the first try was wrong
+    shapes = {}
+    for q in qs[1:]:
+        assert "Practice question" not in texts(at) and not at.warning
+        assert_nothing_reveals(at)
+        shapes.setdefault(q.check is not None, set()).add(tuple(element_kinds(at)))
+        choose(at, q, pick(q, checks_right=True))
+    assert shapes[True] <= shapes[False]  # an attention check is drawn exactly like a regular question
+    rows = h.store.answers()
+    assert [a.check for a in rows].count("attention") == 2 and all(
+        a.check_passed for a in rows if a.check == "attention")
+    # the done screen: the pass code, the button and the redirect after 5 s
+    session = h.store.get_session(at.query_params["s"])
+    assert session.completion_code == "C1A2B3" and at.code[0].value == "C1A2B3"
+    url = "https://app.prolific.com/submissions/complete?cc=C1A2B3"
+    assert at.link_button[0].proto.url == url
+    script = "\n".join(x.proto.body for x in at.get("html"))
+    assert f'window.top.location.assign("{url}")' in script and "5000" in script
+    assert "automatically in 5 seconds" in texts(at)
+
+
+def test_failed_silent_checks_give_the_fail_code(make_harness, tmp_path) -> None:
+    h = make_harness(config=crowd(tmp_path, **{"redirect_seconds = 5": "redirect_seconds = 0"}))
+    at = start(h)
+    for q in questions(h, at):
+        choose(at, q, pick(q, checks_right=False))
+        assert not at.warning  # silent: no feedback on a failed attention check
+    assert at.code[0].value == "C9FAIL" and h.store.get_session(at.query_params["s"]).completion_code == "C9FAIL"
+    assert at.link_button[0].proto.url.endswith("cc=C9FAIL")
+    assert not [x for x in at.get("html") if "location.assign" in x.proto.body]  # redirect_seconds = 0
+    assert "The button takes you back" in texts(at)
+
+
+def test_skippable_tutorial_offers_a_skip_button(make_harness, tmp_path) -> None:
+    h = make_harness(config=crowd(tmp_path, **{"tutorial_skippable = false": "tutorial_skippable = true"}))
+    at = start(h)
+    qs = questions(h, at)
+    assert not has_button(at, "Skip this practice question")  # only after a wrong answer
+    choose(at, qs[0], "bad")
+    assert "skip this practice question below" in at.warning[0].value
+    button(at, "Skip this practice question").click().run()
+    assert not at.exception
+    [row] = h.store.answers()
+    assert row.check == "tutorial" and row.check_passed is False and row.detail["skipped"] is True
+    assert "Question 2 of" in at.get("progress")[0].proto.text
+
+
+def test_attention_feedback_warns_and_the_first_answer_counts(make_harness, tmp_path) -> None:
+    h = make_harness(config=crowd(tmp_path, **{"attention_feedback = false": "attention_feedback = true"}))
+    at = start(h)
+    qs = questions(h, at)
+    for q in qs:
+        if q.check is not None and q.check.type == "attention":
+            choose(at, q, "bad")
+            assert "Not quite." in at.warning[0].value and "Practice question" not in texts(at)
+            choose(at, q, "good")
+        else:
+            choose(at, q, pick(q, checks_right=True))
+    attention = [a for a in h.store.answers() if a.check == "attention"]
+    assert len(attention) == 2 and not any(a.check_passed for a in attention)
+    assert at.code[0].value == "C9FAIL"
+
+
+def test_a_failed_save_on_a_check_question_says_so(make_harness, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    h = make_harness(config=crowd(tmp_path))
+    at = start(h)
+    qs = questions(h, at)
+    from evalkit.store.base import Store
+
+    def down(*args, **kwargs):
+        raise Unavailable("the database is down")
+
+    monkeypatch.setattr(Store, "record_check_try", down)
+    choose(at, qs[0], "good")
+    assert "Your answer could not be saved" in at.error[0].value and h.store.answers() == []
+    monkeypatch.undo()
+    choose(at, qs[0], "good")
+    assert len(h.store.answers()) == 1
