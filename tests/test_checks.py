@@ -173,7 +173,7 @@ def test_tutorial_wrong_answer_shows_feedback_and_stores_every_try(tmp_path: Pat
     (tmp_path / "items.jsonl").write_text("\n".join(lines) + "\n")
     _loaded, store, session, qs = session_with_plan(tmp_path, config)
     q = qs[0]
-    with pytest.raises(CheckFeedback, match="Look at what the review says.") as err:
+    with pytest.raises(CheckFeedback, match=r"Look at what the review says\.") as err:
         record_choice(store, session, q, label_of(q, "bad"), 900)
     assert not err.value.skippable
     assert store.answers(session.session_id) == []  # not over: the evaluator must correct it
@@ -380,7 +380,7 @@ def test_bad_checks_files(tmp_path: Path, lines: list | None, block: str, messag
 def test_pool_check_expect_must_fit(tmp_path: Path) -> None:
     k = keys(tmp_path / "probe")
     lines = [{"id": "t1", "reviews": [k["real", "alpha"][0], k["gen", "alpha"][0]], "expect": "real"}]
-    with pytest.raises(ConfigError, match="check 't1' .* shows 2 reviews; a question of this task shows 3"):
+    with pytest.raises(ConfigError, match=r"check 't1' .* shows 2 reviews; a question of this task shows 3"):
         open_study(pool_study(tmp_path, lines, triplet='checks = "checks.jsonl"\nattention_checks = ["t1"]'))
     lines = [{"id": "p1", "reviews": [k["gen", "beta"][0], k["base", "beta"][0]], "expect": "real"}]
     with pytest.raises(ConfigError, match="'expect' must be the source of one of its reviews"):
