@@ -149,6 +149,8 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
     q["started_at"], q["completed_at"] = to_local(q["started_at"], zone), to_local(q["completed_at"], zone)
     if not q["external_id"].fillna("").astype(str).str.strip().any():  # no crowdsourcing ids: no empty column
         q = q.drop(columns=["external_id"])
+    if not (q["checks_passed"] + q["checks_failed"] + q["tutorial_first_try"]).any():  # a study without checks
+        q = q.drop(columns=["checks_passed", "checks_failed", "tutorial_first_try", "checks_result"])
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}

@@ -32,8 +32,8 @@ def crowd(tmp: Path, **replace: str) -> Path:
     return config
 
 
-def start(h: Harness):
-    at = h.app(PROLIFIC_PID="pid123", STUDY_ID="st1", SESSION_ID="se1")
+def start(h: Harness, pid: str = "pid123"):
+    at = h.app(PROLIFIC_PID=pid, STUDY_ID="st1", SESSION_ID=f"se-{pid}")
     at.checkbox(key="consent_agree").check()
     at.button[0].click().run()
     assert not at.exception
@@ -178,3 +178,27 @@ def test_a_failed_save_on_a_check_question_says_so(make_harness, tmp_path, monke
     monkeypatch.undo()
     choose(at, qs[0], "good")
     assert len(h.store.answers()) == 1
+
+
+def test_results_page_shows_checks_per_evaluator_and_leaves_failed_ones_out(make_harness, tmp_path,
+                                                                            monkeypatch) -> None:
+    from tests.apptest.test_results_page import results_app, unlock
+
+    monkeypatch.delenv("EVALKIT_RESULTS_PASSWORD", raising=False)
+    h = make_harness(config=crowd(tmp_path))
+    for right in (True, False):
+        at = start(h, f"pid{right}")
+        for q in questions(h, at):
+            choose(at, q, pick(q, checks_right=right))
+        assert at.code[0].value == ("C1A2B3" if right else "C9FAIL")
+    at = unlock(results_app(h))
+    metrics = {m.label: m.value for m in at.get("metric")}
+    assert metrics["Evaluators counted"] == "1" and metrics["Answers"] == "3"  # the failed one and the checks out
+    [evaluators] = [d.value for d in at.dataframe if "Checks" in d.value.columns]
+    assert sorted(evaluators["Checks"]) == ["failed", "passed"]
+    assert sorted(evaluators["Attention checks failed"]) == [0, 2]
+    at.toggle(key="opt_failed_checks").set_value(False).run()
+    metrics = {m.label: m.value for m in at.get("metric")}
+    assert metrics["Evaluators counted"] == "2" and metrics["Answers"] == "6"
+    at.toggle(key="opt_check_questions").set_value(True).run()
+    assert {m.label: m.value for m in at.get("metric")}["Answers"] == "12"
