@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
+from .checks import TaskChecks
 from .config import ConfigError, LoadedStudy, RatingTask, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
@@ -82,7 +83,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"Task {task.id!r} (rating): {len(items)} items in {task.items.name}, "
                   f"{len(task.metrics)} metrics, at least {task.min_items} item(s) per evaluator")
         elif kind_of(task.kind).source == "items":
-            print(f"Task {task.id!r} ({task.kind}): {kind_of(task.kind).outline(task, loaded.item_sets)}")
+            print(f"Task {task.id!r} ({task.kind}): {kind_of(task.kind).outline(task, loaded.item_sets)}"
+                  f"{checks_outline(loaded.study.task_checks(task.id))}")
         else:
             print(f"Task {task.id!r} ({task.kind}): {len(task.slots())} questions, selection {task.selection}, "
                   f"order {task.order}")
@@ -110,6 +112,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     print("\nOK: the study is valid." + (" (with warnings, see above)" if warnings else ""))
     return 0
+
+
+def checks_outline(tc: TaskChecks | None) -> str:
+    """``evalkit check``'s note on a task's tutorial and attention checks (empty without them)."""
+    if tc is None or not (tc.tutorial or tc.attention_checks):
+        return ""
+    parts = []
+    if tc.tutorial:
+        parts.append(f"{len(tc.tutorial)} tutorial question(s) first"
+                     + (" (skippable)" if tc.tutorial_skippable else ""))
+    if tc.attention_checks:
+        parts.append(f"{len(tc.attention_checks)} attention check(s) "
+                     + ("with feedback" if tc.attention_feedback else "silent"))
+    return "; plus " + ", ".join(parts)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

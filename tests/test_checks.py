@@ -462,3 +462,15 @@ def test_redirect_script_cannot_break_out() -> None:
     script = redirect_script('https://x.example/?cc=A"</script><script>alert(1)', 4)
     assert "</script><script>alert" not in script and "4000" in script
     assert script.count("<script>") == 1 and "window.top.location.assign(" in script
+
+
+def test_evalkit_check_and_plan_show_the_checks(capsys) -> None:
+    from evalkit.__main__ import main
+
+    config = str(Path(__file__).resolve().parent.parent / "examples" / "crowd" / "config.toml")
+    assert main(["check", config, "--samples", "3"]) == 0
+    assert "plus 1 tutorial question(s) first, 2 attention check(s) silent" in capsys.readouterr().out
+    assert main(["plan", "--config", config, "--seed", "9"]) == 0
+    questions = json.loads(capsys.readouterr().out)["questions"]
+    marked = [q["check"] for q in questions if "check" in q]
+    assert marked[0] == {"type": "tutorial", "id": "tutorial1"} and len(marked) == 3
