@@ -5,6 +5,7 @@ fail codes with the redirect, a refresh showing the pending feedback, a failed s
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -202,3 +203,51 @@ def test_results_page_shows_checks_per_evaluator_and_leaves_failed_ones_out(make
     assert metrics["Evaluators counted"] == "2" and metrics["Answers"] == "6"
     at.toggle(key="opt_check_questions").set_value(True).run()
     assert {m.label: m.value for m in at.get("metric")}["Answers"] == "12"
+
+
+def test_pool_kinds_tutorial_and_slider_check_in_the_page(make_harness, tmp_path) -> None:
+    """A triplet tutorial and a silent pairwise slider check from a checks file, on the token study (its source
+    names are tokens, so a leak of the expected source would show)."""
+    from tests.helpers import SOURCES
+
+    h = make_harness(response="slider")
+    pools = h.loaded.pools
+    human, model, base = SOURCES["human"], SOURCES["model"], SOURCES["base"]
+    first = {s: pools[(s, "beta")][0].key for s in (human, model, base)}
+    lines = [{"id": "t1", "reviews": [first[human], first[model], first[base]], "expect": human,
+              "feedback": "The person's review is the uneven one."},
+             {"id": "p1", "reviews": [pools[(model, "beta")][1].key, pools[(base, "beta")][1].key], "expect": model}]
+    (h.config.parent / "checks.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    text = h.config.read_text()
+    text = text.replace('domains = ["alpha", "alpha", "beta"]',
+                        'domains = ["alpha", "alpha", "beta"]\nchecks = "checks.jsonl"\ntutorial = ["t1"]')
+    text = text.replace('domains = ["beta", "alpha"]',
+                        'domains = ["beta", "alpha"]\nchecks = "checks.jsonl"\nattention_checks = ["p1"]')
+    h.config.write_text(text)
+    at = h.app()
+    at.checkbox(key="consent_agree").check()
+    at.text_input(key="consent_name").input("Ada")
+    at.button[0].click().run()
+    button(at, "Begin").click().run()
+    qs = questions(h, at)
+    t1 = qs[0]
+    assert t1.check is not None and "Practice question" in texts(at)
+    sent = page_protos(at)
+    assert all(s not in sent for s in SOURCES.values()) and "t1" not in at.query_params.get("s", "")
+    at.radio(key="turing-0-choice").set_value(t1.labels[t1.sources.index(model)])
+    button(at, "Next").click().run()
+    assert "uneven one" in at.warning[0].value and h.store.answers() == []
+    at.radio(key="turing-0-choice").set_value(t1.labels[t1.sources.index(human)])
+    button(at, "Next").click().run()
+    assert h.store.answers()[0].check == "tutorial"
+    for q in [q for q in qs if q.task == "turing"][1:]:
+        at.radio(key=f"turing-{q.index}-choice").set_value("A")
+        button(at, "Next").click().run()
+    button(at, "Begin").click().run()
+    for q in [q for q in qs if q.task == "natural"]:
+        toward_base = 50 if q.sources[1] == base else -50
+        at.slider[0].set_value(toward_base if q.check else 0)
+        button(at, "Accept: both are acceptable").click().run()
+        assert not at.exception and not at.warning
+    [check] = [a for a in h.store.answers(task="natural") if a.check]
+    assert check.check == "attention" and check.check_passed is False and check.review_source == base
