@@ -325,6 +325,10 @@ def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
     for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets):
         if q.kind not in ("compare", "score", "rank", "realfake"):
             continue
+        if q.check is not None and q.check.type == "attention" and q.check.rule == "source" and q.kind == "compare":
+            # attention checks answered as expected: these evaluators pass, and their answers count
+            responses.record_choice(store, session, q, q.labels[q.sources.index(q.check.want)], 1000, ties=True)
+            continue
         try:
             _answer_items_question(store, loaded, session, q, rng, weight)
         except CheckFeedback:  # a wrong practice answer: answer as the check expects (choices of a system)
