@@ -294,7 +294,7 @@ def validate_checks(study: Study, pools: Mapping[tuple[str, str], Sequence[Revie
     the task's kind (called when the study opens, with the loaded items and pools)."""
     for task in study.tasks:
         tc = study.task_checks(task.id)
-        if tc is None:
+        if tc is None or not (tc.tutorial or tc.attention_checks):
             continue
         where = f"{study.path.name}: [[tasks]] id {task.id!r}"
         if tc.file is not None:

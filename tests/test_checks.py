@@ -474,3 +474,10 @@ def test_evalkit_check_and_plan_show_the_checks(capsys) -> None:
     questions = json.loads(capsys.readouterr().out)["questions"]
     marked = [q["check"] for q in questions if "check" in q]
     assert marked[0] == {"type": "tutorial", "id": "tutorial1"} and len(marked) == 3
+
+
+def test_flags_without_check_ids_change_nothing(tmp_path: Path) -> None:
+    config = pool_study(tmp_path, triplet="tutorial_skippable = true", realfake="attention_feedback = true")
+    loaded = open_study(config)
+    assert loaded.study.task_checks("turing").tutorial_skippable
+    assert all(q.check is None for q in plan(loaded.study, loaded.pools, 1, loaded.item_sets))
