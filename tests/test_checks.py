@@ -361,6 +361,10 @@ def test_pool_kinds_take_checks_from_a_checks_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("lines", "block", "message"), [
     (None, 'checks = "missing.jsonl"\ntutorial = ["t1"]', "key 'checks': checks file 'missing.jsonl' not found"),
+    (None, 'tutorial = ["t1"]', "[[tasks]] #1 (id 'turing'): key 'checks': is required but missing"),
+    ([{"id": "t1", "reviews": ["a/b/c"], "expect": "real"}, {"id": "t1", "reviews": ["a/b/c"], "expect": "real"}],
+     'checks = "checks.jsonl"\ntutorial = ["t1"]', "checks.jsonl: line 2: id 't1' is also on line 1"),
+    ([], 'checks = "checks.jsonl"\ntutorial = ["t1"]', "checks.jsonl: the checks file has no entries"),
     ([{"id": "t1", "reviews": ["real/alpha/zzz", "gen/alpha/x", "base/alpha/y"], "expect": "real"}],
      'checks = "checks.jsonl"\ntutorial = ["t1"]', "names review 'real/alpha/zzz', which is not an eligible review"),
     ([{"id": "t1", "reviews": ["a/b/c"], "expect": "real"}], 'checks = "checks.jsonl"\ntutorial = ["t2"]',
