@@ -8,8 +8,12 @@ from evalkit.survey import completion_link, finish_session, redirect_script
 
 ctx = ui.enter("done")
 study = ctx.loaded.study
-session = finish_session(ctx.store, study, ctx.session.session_id)  # idempotent: the same code on every visit
-code = session.completion_code or ""
+code = ""
+with ui.calm_errors("done"):  # (also when this page runs without app.py's guard, as after a switch)
+    # idempotent: the same code on every visit; the outcome is decided from the stored answers
+    code = finish_session(ctx.store, study, ctx.session.session_id).completion_code or ""
+if not code:
+    st.stop()
 
 st.title("Thank you!", anchor=False)
 st.write("You have finished the study and all your answers are saved. You can close this page.")

@@ -173,10 +173,10 @@ def test_a_failed_save_on_a_check_question_says_so(make_harness, tmp_path, monke
     def down(*args, **kwargs):
         raise Unavailable("the database is down")
 
-    monkeypatch.setattr(Store, "record_check_try", down)
-    choose(at, qs[0], "good")
-    assert "Your answer could not be saved" in at.error[0].value and h.store.answers() == []
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "record_check_try", down)
+        choose(at, qs[0], "good")
+        assert "Your answer could not be saved" in at.error[0].value and h.store.answers() == []
     choose(at, qs[0], "good")
     assert len(h.store.answers()) == 1
 
@@ -251,3 +251,25 @@ def test_pool_kinds_tutorial_and_slider_check_in_the_page(make_harness, tmp_path
         assert not at.exception and not at.warning
     [check] = [a for a in h.store.answers(task="natural") if a.check]
     assert check.check == "attention" and check.check_passed is False and check.review_source == base
+
+
+def test_done_screen_with_the_database_down_says_so(make_harness, tmp_path, monkeypatch) -> None:
+    from evalkit.store.base import Store
+
+    h = make_harness(config=crowd(tmp_path))
+    at = start(h)
+    qs = questions(h, at)
+    for q in qs[:-1]:
+        choose(at, q, pick(q, checks_right=True))
+
+    def down(*args, **kwargs):
+        raise Unavailable("the database is down")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "answers", down)
+        choose(at, qs[-1], pick(qs[-1], checks_right=True))  # saved; the done screen cannot decide the code yet
+        assert "cannot reach its database" in at.warning[0].value and not at.code and not at.exception
+    token = at.query_params["s"]
+    assert h.store.get_session(token).completion_code is None
+    button(at, "Try again").click().run()
+    assert at.code[0].value == "C1A2B3" and h.store.get_session(token).completion_code == "C1A2B3"
