@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from evalkit.checks import CheckFeedback, pending_feedback, skip_tutorial
 from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.login_limit import LoginLimiter
@@ -278,7 +279,22 @@ def _question_fragment(block: str, first: list[Context]) -> None:
         rerun = not first
         ctx = first.pop() if first else enter("survey", block)
         _bring_new_question_into_view(ctx, scroll=rerun)
+        question = ctx.step.question
+        offer_skip = False
+        if question is not None and question.check is not None:
+            if question.check.type == "tutorial":
+                st.caption(":material/school: Practice question: if your answer is not the expected one, you "
+                           "will be told why.")
+            pending = pending_feedback(ctx.store, ctx.session, question)  # from the stored tries: survives a reload
+            if pending is not None:
+                if "_flash" not in st.session_state:
+                    flash("warning", feedback_text(pending))
+                offer_skip = pending.skippable
         renderer(ctx.step.kind)(ctx)
+        if offer_skip and question is not None:
+            st.button("Skip this practice question", key=f"{question.task}-{question.index}-skip",
+                      on_click=lambda: safe_save(lambda: skip_tutorial(ctx.store, ctx.session, question)),
+                      help="Go on without the expected answer.")
 
 
 def _bring_new_question_into_view(ctx: Context, scroll: bool) -> None:
@@ -505,10 +521,19 @@ def show_flash() -> None:
         {"error": st.error, "warning": st.warning, "info": st.info, "success": st.success}[kind](message)
 
 
+def feedback_text(feedback: CheckFeedback) -> str:
+    """What a wrong answer to a check question with feedback shows, next to its button."""
+    then = ("Change your answer and try again, or skip this practice question below." if feedback.skippable
+            else "Please change your answer and try again.")
+    return f"**Not quite.** {feedback.feedback} {then}"
+
+
 def safe_save(save: Callable[[], Any]) -> None:
     """Run a save from a callback: evaluator mistakes become a message, never a traceback."""
     try:
         save()
+    except CheckFeedback as exc:  # a wrong try at a check question with feedback: stored as a try, shown here
+        flash("warning", feedback_text(exc))
     except SurveyError as exc:
         flash("error", str(exc))
     except AnswerConflict:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
+from .checks import TaskChecks
 from .config import ConfigError, LoadedStudy, RatingTask, Study, load_study, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
 from .export import latex_table, markdown_report, results_csv
@@ -94,7 +95,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"Task {task.id!r} (rating): {len(items)} items in {task.items.name}, "
                   f"{len(task.metrics)} metrics, at least {task.min_items} item(s) per evaluator")
         elif outline := kind_of(task.kind).outline(task, loaded.item_sets):  # items kinds, forms
-            print(f"Task {task.id!r} ({task.kind}): {outline}")
+            print(f"Task {task.id!r} ({task.kind}): {outline}{checks_outline(loaded.study.task_checks(task.id))}")
         else:
             print(f"Task {task.id!r} ({task.kind}): {len(task.slots())} questions, selection {task.selection}, "
                   f"order {task.order}")
@@ -122,6 +123,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     print("\nOK: the study is valid." + (" (with warnings, see above)" if warnings else ""))
     return 0
+
+
+def checks_outline(tc: TaskChecks | None) -> str:
+    """``evalkit check``'s note on a task's tutorial and attention checks (empty without them)."""
+    if tc is None or not (tc.tutorial or tc.attention_checks):
+        return ""
+    parts = []
+    if tc.tutorial:
+        parts.append(f"{len(tc.tutorial)} tutorial question(s) first"
+                     + (" (skippable)" if tc.tutorial_skippable else ""))
+    if tc.attention_checks:
+        parts.append(f"{len(tc.attention_checks)} attention check(s) "
+                     + ("with feedback" if tc.attention_feedback else "silent"))
+    return "; plus " + ", ".join(parts)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -234,7 +249,9 @@ def _report(args: argparse.Namespace) -> Report:
     store = _open_db(args.db)
     try:
         options = Options(completed_only=args.completed_only, fast_ms=args.fast_ms,
-                          familiarity_weighted=args.familiarity_weighted)
+                          familiarity_weighted=args.familiarity_weighted,
+                          exclude_failed_checks=not args.keep_failed_checks,
+                          include_check_questions=args.with_check_questions)
         return analyse(load_frames(store), options, items)
     finally:
         store.close()
@@ -322,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
     p.add_argument("--fast-ms", type=int, default=Options.fast_ms, help="flag answers faster than this (ms)")
     p.add_argument("--familiarity-weighted", action="store_true", help="weight rating means by familiarity")
+    p.add_argument("--keep-failed-checks", action="store_true",
+                   help="count evaluators who failed their attention checks (left out by default)")
+    p.add_argument("--with-check-questions", action="store_true",
+                   help="count the answers to tutorial and attention-check questions (left out by default)")
     p.add_argument("--config", help="the study's config: its items files' automatic metrics are correlated with "
                                     "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from .checks import passes
 from .store import ForKinds, JsonField, Sampled, Store
 from .tasks import KINDS
 from .text import csv_safe
@@ -70,13 +71,14 @@ CERA_COLUMNS = {
 EXTRA_COLUMNS = {
     "kind": "kind", "slot": "slot", "sources": "sources", "item_ids": "itemIds", "matched": "matched",
     "detail": "detail", "external_id": "externalId", "status": "sessionStatus", "study_version": "studyVersion",
+    "item_id": "item_id", "check": "check", "check_passed": "check_passed",
 }
 
 SESSION_COLUMNS = ["session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
                    "completed_at", "user_agent", "status", "completion_code", "meta"]
 EVALUATION_COLUMNS = ["id", "session_id", "task", "kind", "question_index", "slot", "response", "review_source",
                       "domain", "time_spent_ms", "left_source", "right_source", "sources", "item_ids", "matched",
-                      "detail", "created_at"]
+                      "detail", "created_at", "check_type", "check_passed"]
 RATING_COLUMNS = ["id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
                   "time_spent_ms", "created_at"]
 
@@ -103,6 +105,8 @@ EVALUATION_READ = (
     ("item_ids", ForKinds("item_ids", ITEM_KINDS), "category"),
     ("confidence", JsonField("detail", "confidence"), "int"),
     ("score_detail", ForKinds("detail", ("score",)), "text"),
+    # tutorials and attention checks (evalkit.checks): which check, and whether its first try was right
+    ("check_type", "check_type", "category"), ("check_passed", "check_passed", "int"),
 )
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
 RATING_READ = (
@@ -123,6 +127,10 @@ class Options:
     confidence: float = 0.95
     bootstrap_resamples: int = 1000  # Bradley–Terry intervals: evaluators resampled this many times
     bootstrap_seed: int = 0  # ... from this seed, so the same data give the same intervals
+    #: leave out the evaluators who failed their attention checks ([study.quality] max_failed_checks)
+    exclude_failed_checks: bool = True
+    #: count the answers to tutorial and attention-check questions in the statistics (off: left out)
+    include_check_questions: bool = False
 
 
 @dataclass
@@ -159,12 +167,48 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
     return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())
 
 
-def included_sessions(sessions: pd.DataFrame, completed_only: bool = False) -> pd.DataFrame:
-    """Sessions that count: not excluded, not trashed; with ``completed_only`` also finished."""
+def included_sessions(sessions: pd.DataFrame, completed_only: bool = False,
+                      failed_checks: Collection[str] = ()) -> pd.DataFrame:
+    """Sessions that count: not excluded, not trashed, not in ``failed_checks`` (:func:`check_results`); with
+    ``completed_only`` also finished."""
     keep = sessions["status"].isin(["active", "completed"])
     if completed_only:
         keep &= sessions["completed_at"].notna()
+    if len(failed_checks):
+        keep &= ~sessions["session_id"].isin(list(failed_checks))
     return sessions[keep]
+
+
+def max_failed_checks(frames: Frames) -> int:
+    """``[study.quality] max_failed_checks`` of the newest registered study version (0 when none says)."""
+    found = [s.get("max_failed_checks") for s in frames.studies.values() if "max_failed_checks" in s]
+    return int(found[-1]) if found else 0
+
+
+def check_results(sessions: pd.DataFrame, ev: pd.DataFrame, max_failed: int) -> pd.DataFrame:
+    """Per session (``sessions`` order): attention checks passed and failed (first try), tutorial questions
+    answered right the first time, and ``checks_result`` ``passed`` / ``failed`` (by
+    :func:`evalkit.checks.passes`), empty for a session without attention checks."""
+    out = pd.DataFrame({"session_id": sessions["session_id"].to_numpy()})
+    zero = pd.Series(0, index=out.index)
+    if "check_type" not in ev.columns or not ev["check_type"].notna().any():
+        out["checks_passed"], out["checks_failed"], out["tutorial_first_try"], out["checks_result"] = \
+            zero, zero, zero, ""
+        return out
+    kind = ev["check_type"].astype(object)
+    ok = pd.to_numeric(ev["check_passed"], errors="coerce").fillna(0).astype(int)
+    sid = ev["session_id"].astype(object)
+
+    def count(mask: pd.Series) -> pd.Series:
+        return out["session_id"].map(sid[mask].value_counts()).fillna(0).astype(int)
+
+    out["checks_passed"] = count((kind == "attention") & (ok == 1))
+    out["checks_failed"] = count((kind == "attention") & (ok == 0))
+    out["tutorial_first_try"] = count((kind == "tutorial") & (ok == 1))
+    any_check = (out["checks_passed"] + out["checks_failed"]) > 0
+    out["checks_result"] = np.where(~any_check, "", np.where(
+        [passes(int(f), max_failed) for f in out["checks_failed"]], "passed", "failed"))
+    return out
 
 
 # ----------------------------------------------------------------------------- integer codes
@@ -784,9 +828,13 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
     the Bradley–Terry over all pairwise tasks (:func:`all_pairs`) is the one statistic across tasks.
     """
     options = options or Options()
-    included = included_sessions(frames.sessions, options.completed_only)
+    checked = check_results(frames.sessions, frames.evaluations, max_failed_checks(frames))
+    failed = checked.loc[checked["checks_result"] == "failed", "session_id"] if options.exclude_failed_checks else ()
+    included = included_sessions(frames.sessions, options.completed_only, failed)
     ev, rt = frames.evaluations, frames.ratings
     keep = ev["session_id"].isin(included["session_id"])
+    if not options.include_check_questions and "check_type" in ev.columns:
+        keep &= ev["check_type"].isna()
     ev = ev if keep.all() else ev[keep.to_numpy()]
     keep = rt["session_id"].isin(included["session_id"])
     rt = rt if keep.all() else rt[keep.to_numpy()]
@@ -809,7 +857,8 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
         n_ratings=len(np.unique(_rated_item_keys(rt, _codes(rt["session_id"])[0]))),
         n_rated_items=len(rt[["task", "item_id"]].drop_duplicates()) if len(rt) else 0,
         tasks=results, across=[all_pairs(pairwise, options)] if pairwise else [],  # type: ignore[arg-type]
-        quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms),
+        quality=quality_signals(frames.sessions, frames.evaluations, frames.ratings, options.fast_ms).merge(
+            checked, on="session_id", how="left"),
         timeline=timeline(frames.sessions, ev), answer_times=answer_time_bins(ev, options.fast_ms),
         title=titles[-1] if titles else "",
     )
@@ -848,10 +897,25 @@ def evaluations_csv(frames: Frames) -> str:
     ev = frames.evaluations.merge(
         frames.sessions[["session_id", "evaluator_name", "external_id", "status", "study_version"]],
         on="session_id", how="left")
+    ev["item_id"], ev["check"] = _item_ids(ev), ev["check_type"]
     columns = {**CERA_COLUMNS, **EXTRA_COLUMNS}
     out = _whole_numbers(ev[list(columns)].rename(columns=columns),
-                         ["questionIndex", "timeSpentMs", "slot", "matched"])
+                         ["questionIndex", "timeSpentMs", "slot", "matched", "check_passed"])
     return csv_safe(out).to_csv(index=False)
+
+
+def _item_ids(ev: pd.DataFrame) -> pd.Series:
+    """The export's ``item_id``: a check question's check id, an items question's item (its one item id); empty
+    for a question of review-pool texts (their review keys are in ``itemIds``)."""
+    def one(item_ids: Any, kind: Any, detail: Any) -> str:
+        if isinstance(detail, str) and '"check_id"' in detail:
+            return str(json.loads(detail).get("check_id", ""))
+        if kind in ITEM_KINDS and isinstance(item_ids, str):
+            ids = json.loads(item_ids or "[]")
+            return ids[0] if len(ids) == 1 else ""
+        return ""
+    return pd.Series([one(i, k, d) for i, k, d in zip(ev["item_ids"], ev["kind"], ev["detail"], strict=True)],
+                     index=ev.index, dtype=object)
 
 
 #: Columns of ratings.csv, in order: one row per metric score of a rated item.

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .checks import TaskChecks, parse_task_checks, validate_checks
 from .datasets import (
     DatasetError,
     Pools,
@@ -134,6 +135,16 @@ class Study:
     #: who may start: "open" (anyone with the study URL) or "invited" (only a valid private link of
     #: ``python -m evalkit invite``)
     participants: str = "open"
+    #: tutorials and attention checks, by task id (see evalkit.checks)
+    checks: tuple[tuple[str, TaskChecks], ...] = ()
+    max_failed_checks: int = 0  # [study.quality]: more failed attention checks than this = failed
+    completion_code_pass: str = ""  # study-level codes a platform verifies ("" = a per-session code)
+    completion_code_fail: str = ""
+    redirect_seconds: int = 5  # the done screen sends the evaluator to completion_url after this (0 = never)
+
+    def task_checks(self, task_id: str) -> TaskChecks | None:
+        """The tutorial and attention-check settings of a task, or None."""
+        return dict(self.checks).get(task_id)
 
     def domain_label(self, domain: str) -> str:
         """The name evaluators see for ``domain``: ``[study.domain_names]``, else the key capitalised."""
@@ -184,7 +195,7 @@ def _read_text(base: Path, rel: str, table: Table, key: str) -> str:
     raise AssertionError("unreachable")
 
 
-def _task(data: Any, file: Path, base: Path, n: int) -> Task:
+def _task(data: Any, file: Path, base: Path, n: int, checks: dict[str, TaskChecks] | None = None) -> Task:
     """One ``[[tasks]]`` table: the keys every kind takes, then the kind's own (see :mod:`evalkit.tasks`)."""
     probe = data if isinstance(data, dict) else {}
     label = f"[[tasks]] #{n}" + (f" (id {probe['id']!r})" if isinstance(probe.get("id"), str) else "")
@@ -194,6 +205,10 @@ def _task(data: Any, file: Path, base: Path, n: int) -> Task:
     common = Common(file=file, base=base, label=label, id=task_id, title=t.str("title", task_id.capitalize()),
                     instructions=t.str("instructions", "", nonempty=False))
     task = kind.parse(t, common)
+    pools = kind.source == "pools" or (kind.name == "realfake" and getattr(task, "source", None) is None)
+    found = parse_task_checks(t, common, kind.name, pools)
+    if found is not None and checks is not None:
+        checks[task_id] = found
     t.done()
     return task
 
@@ -252,6 +267,20 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if participants not in PARTICIPANT_MODES:
         st.fail("participants", f"must be one of {', '.join(repr(m) for m in PARTICIPANT_MODES)} (\"invited\": only "
                                 f"the private links of `python -m evalkit invite` may start), got {participants!r}")
+    codes = {}
+    for key in ("completion_code_pass", "completion_code_fail"):
+        code = st.str(key, "", nonempty=False).strip()
+        if code and not re.match(r"^[A-Za-z0-9_-]{1,64}$", code):
+            st.fail(key, f"must be 1-64 letters, digits, '_' or '-', got {code!r}")
+        codes[key] = code
+    if codes["completion_code_pass"] and codes["completion_code_pass"] == codes["completion_code_fail"]:
+        st.fail("completion_code_fail", "must differ from completion_code_pass")
+    redirect_seconds = st.int("redirect_seconds", 5, minimum=0)
+    if redirect_seconds > 600:
+        st.fail("redirect_seconds", f"must be at most 600 (0 = no automatic redirect), got {redirect_seconds}")
+    qt = Table(st.get("quality", {}), path, "[study.quality]")
+    max_failed = qt.int("max_failed_checks", 0, minimum=0)
+    qt.done()
     names = Table(st.get("domain_names", {}), path, "[study.domain_names]")
     domain_names = {key: names.str(key).strip() for key in names.data}
     st.done()
@@ -288,7 +317,8 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     raw_tasks = top.get("tasks")
     if not isinstance(raw_tasks, list) or not raw_tasks:
         top.fail("tasks", f"needs at least one [[tasks]] block (kind = {known_kinds()})")
-    tasks = tuple(_task(d, path, base, n) for n, d in enumerate(raw_tasks, start=1))
+    task_checks: dict[str, TaskChecks] = {}
+    tasks = tuple(_task(d, path, base, n, task_checks) for n, d in enumerate(raw_tasks, start=1))
     ids = Counter(t.id for t in tasks)
     dup = [i for i, c in ids.items() if c > 1]
     if dup:
@@ -308,6 +338,9 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         description=description, pool=pool, bias=bias, tasks=tasks, record_user_agent=record_user_agent,
         config_sha256=hashlib.sha256(raw).hexdigest(), domain_names=tuple(sorted(domain_names.items())),
         participants=participants,
+        checks=tuple(task_checks.items()), max_failed_checks=max_failed,
+        completion_code_pass=codes["completion_code_pass"], completion_code_fail=codes["completion_code_fail"],
+        redirect_seconds=redirect_seconds,
     )
 
 
@@ -373,7 +406,7 @@ class LoadedStudy:
 def study_summary(study: Study) -> dict[str, Any]:
     """What the analysis needs to know about the tasks, as JSON-ready data (stored in the database)."""
     tasks = [{"id": t.id, "kind": t.kind, "title": t.title, **KINDS[t.kind].describe(t)} for t in study.tasks]
-    return {"title": study.title, "tasks": tasks}
+    return {"title": study.title, "tasks": tasks, "max_failed_checks": study.max_failed_checks}
 
 
 def study_version(study: Study) -> str:
@@ -384,6 +417,7 @@ def study_version(study: Study) -> str:
     paths = sorted(dataset_files(study.datasets).values())
     paths += sorted({t.items for t in study.tasks if isinstance(t, RatingTask)})
     paths += sorted({p for t in study.tasks for p in KINDS[t.kind].items_files(t)} - set(paths))
+    paths += sorted({c.file for _, c in study.checks if c.file is not None} - set(paths))
     for p in paths:
         h.update(p.name.encode("utf-8") + b"\0")
         with open(p, "rb") as fh:
@@ -420,6 +454,7 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
             if file not in item_sets:
                 item_sets[file] = load_items(file)
         kind.check(task, study.path, item_sets)
+    validate_checks(study, pools, item_sets)
     return LoadedStudy(study=study, pools=pools, items=items, version=study_version(study), item_sets=item_sets)
 
 

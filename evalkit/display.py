@@ -15,6 +15,10 @@ __all__ = ["COLUMN_LABELS", "TIME_FORMAT", "Zone", "format_clock", "readable", "
 
 #: Table column names as the page shows them: one place for every table of the results page.
 COLUMN_LABELS: dict[str, str] = {
+    "checks_passed": "Attention checks passed",
+    "checks_failed": "Attention checks failed",
+    "tutorial_first_try": "Practice right first time",
+    "checks_result": "Checks",
     "session": "Session",
     "evaluator_name": "Evaluator",
     "external_id": "External id",

@@ -267,7 +267,9 @@ def markdown_report(report: Report) -> str:
         q["median_time_s"] = q["median_time_s"].map(lambda v: fmt_num(v, 1))
         q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
         q = q[["session", "evaluator_name", "external_id", "status", "completed", "answers", "total_time_s",
-               "median_time_s", "fast_answers", "longest_same_run", "majority_agreement"]]
+               "median_time_s", "fast_answers", "longest_same_run", "majority_agreement",
+               *[c for c in ("checks_passed", "checks_failed", "checks_result")
+                 if "checks_result" in q.columns and q["checks_result"].astype(bool).any()]]]
     parts += ["## Evaluators", "", _md(q), ""]
     return "\n".join(parts)
 

@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .checks import CheckSpec, add_checks
 from .config import BiasControls, PairwiseTask, RatingTask, Study, TripletTask
 from .datasets import PoolIndex, Pools, RatingItem, Review
 from .items import ItemSet
@@ -82,6 +83,8 @@ class Question:
     matched: bool
     input: str | None = None  # an items question: the item's input, shown above the outputs
     title: str | None = None  # ... and its heading
+    #: a tutorial or attention-check question: what counts as right (server-side only, never on a page)
+    check: CheckSpec | None = None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -108,6 +111,8 @@ class Question:
             out["title"] = self.title
         if with_sources:
             out.update(slot=self.slot, matched=self.matched)
+            if self.check is not None:
+                out["check"] = {"type": self.check.type, "id": self.check.id}
         return out
 
 
@@ -288,6 +293,7 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
         inputs = PlanInputs(seed=seed, items=items or {}, draw=selector.draw_any)
         for task in own:
             per_task[task.id] = KINDS[task.kind].plan(task, inputs)
+    add_checks(study, per_task, pools, items, seed)
     return [q for t in study.tasks for q in per_task.get(t.id, ())]
 
 

@@ -9,15 +9,17 @@ restarted server resume at the first unanswered question.
 from __future__ import annotations
 
 import hmac
+import json
 import math
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from .checks import completion_code, session_outcome
 from .config import Study, Task
 from .sampling import Question
-from .store import Progress, Session
+from .store import Progress, Session, Store
 from .tasks import kind_of
 from .tasks.base import SurveyError
 from .tasks.rating import dot_graph, finish_rating, missing_scores, record_item_rating
@@ -32,12 +34,14 @@ __all__ = [
     "current_step",
     "dot_graph",
     "finish_rating",
+    "finish_session",
     "missing_scores",
     "participant_resume",
     "progress_label",
     "record_choice",
     "record_item_rating",
     "record_slider",
+    "redirect_script",
 ]
 
 #: Crowdsourcing query parameters captured on the consent page (Prolific's names).
@@ -127,3 +131,21 @@ def completion_link(study: Study, code: str) -> str | None:
     if not study.completion_url:
         return None
     return study.completion_url.replace("{code}", urllib.parse.quote(code, safe=""))
+
+
+def finish_session(store: Store, study: Study, session_id: str) -> Session:
+    """Complete a session (idempotent) with the code its outcome earns: ``completion_code_pass`` when it passed
+    its attention checks (:func:`evalkit.checks.session_outcome`), ``completion_code_fail`` when it failed, a
+    per-session code when the study has no code for that outcome. The first completion decides and is stored
+    (``sessions.completion_code``); later visits get the same code."""
+    outcome = session_outcome(store.answers(session_id), study.max_failed_checks)
+    return store.complete_session(session_id, completion_code(study, outcome))
+
+
+def redirect_script(link: str, seconds: int) -> str:
+    """A small script that opens ``link`` in the whole window after ``seconds`` (the done screen's automatic
+    return to the platform). The link is written as a JSON string with ``<`` escaped, so it cannot end the
+    script."""
+    target = json.dumps(link).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (f'<span class="evalkit-redirect"></span><script>setTimeout(() => {{ window.top.location.assign({target}); '
+            f"}}, {int(seconds) * 1000});</script>")

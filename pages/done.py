@@ -1,19 +1,31 @@
-"""Completion: thanks, the completion code and, if configured, the link back to the platform."""
+"""Completion: thanks, the completion code (pass / fail / per-session, decided on the server) and, if
+configured, the link back to the platform with an automatic redirect."""
 
 import streamlit as st
 
 import ui
-from evalkit.survey import completion_link
+from evalkit.survey import completion_link, finish_session, redirect_script
 
 ctx = ui.enter("done")
-session = ctx.store.complete_session(ctx.session.session_id)  # idempotent: the same code on every visit
-code = session.completion_code or ""
+study = ctx.loaded.study
+code = ""
+with ui.calm_errors("done"):  # (also when this page runs without app.py's guard, as after a switch)
+    # idempotent: the same code on every visit; the outcome is decided from the stored answers
+    code = finish_session(ctx.store, study, ctx.session.session_id).completion_code or ""
+if not code:
+    st.stop()
 
 st.title("Thank you!", anchor=False)
 st.write("You have finished the study and all your answers are saved. You can close this page.")
 st.markdown("Your completion code:")
 st.code(code, language=None)
-link = completion_link(ctx.loaded.study, code)
+link = completion_link(study, code)
 if link:
     st.link_button("Return to the recruiting platform", link, type="primary", icon=":material/open_in_new:")
-    st.caption("The button takes you back to the platform with your completion code filled in.")
+    if study.redirect_seconds:
+        st.caption(f"You will be taken back to the platform automatically in {study.redirect_seconds} seconds, "
+                   "with your completion code filled in. If nothing happens, use the button.")
+        st.html("<style>[data-testid=stElementContainer]:has(.evalkit-redirect) {display: none;}</style>"
+                + redirect_script(link, study.redirect_seconds), unsafe_allow_javascript=True)
+    else:
+        st.caption("The button takes you back to the platform with your completion code filled in.")

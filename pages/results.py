@@ -145,6 +145,8 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
     q["started_at"], q["completed_at"] = to_local(q["started_at"], zone), to_local(q["completed_at"], zone)
     if not q["external_id"].fillna("").astype(str).str.strip().any():  # no crowdsourcing ids: no empty column
         q = q.drop(columns=["external_id"])
+    if not (q["checks_passed"] + q["checks_failed"] + q["tutorial_first_try"]).any():  # a study without checks
+        q = q.drop(columns=["checks_passed", "checks_failed", "tutorial_first_try", "checks_result"])
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}
@@ -217,6 +219,13 @@ options = Options(
     familiarity_weighted=o2.toggle("Familiarity-weighted rating means", key="opt_weighted"),
     fast_ms=int(o3.number_input("Flag answers faster than (seconds)", min_value=0.0, max_value=120.0, value=2.0,
                                 step=0.5, key="opt_fast") * 1000),
+    exclude_failed_checks=o1.toggle(
+        "Leave out evaluators who failed the attention checks", value=True, key="opt_failed_checks",
+        help="Failed: more failed attention checks (first answer wrong) than [study.quality] max_failed_checks. "
+             "The evaluator table shows every evaluator's checks passed and failed."),
+    include_check_questions=o2.toggle(
+        "Count tutorial and attention-check questions", key="opt_check_questions",
+        help="Off: the answers to check questions are left out of every statistic."),
 )
 
 

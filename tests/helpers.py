@@ -315,8 +315,9 @@ def make_demo_with_items_tasks(tmp: Path) -> Path:
 def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
     """Answer every items question of ``session``'s plan through the kinds' record functions, at random but
     leaning towards gpt4 (so the statistics have something to find)."""
+    from evalkit.checks import CheckFeedback
     from evalkit.sampling import plan
-    from evalkit.tasks import rank, realfake, responses, score
+    from evalkit.tasks import responses
 
     def weight(system: str) -> float:
         return {"gpt4": 3.0, "human": 2.0}.get(system, 1.0)
@@ -324,27 +325,41 @@ def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
     for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets):
         if q.kind not in ("compare", "score", "rank", "realfake"):
             continue
-        task = loaded.study.task(q.task)
-        ms = rng.randint(800, 9000)
-        if q.kind == "compare" and task.response == "slider":
-            a, b = (weight(s) for s in q.sources)
-            value = max(-100, min(100, round(40 * (b - a) + rng.gauss(0, 40))))
-            responses.record_slider(store, session, q, value, rng.choice(["accept", "reject"]), ms)
-        elif q.kind == "compare":
-            if rng.random() < 0.2:
-                responses.record_choice(store, session, q, responses.TIE, ms, ties=True)
-            else:
-                label = rng.choices(q.labels, [weight(s) for s in q.sources])[0]
-                responses.record_choice(store, session, q, label, ms, ties=True)
-        elif q.kind == "score":
-            scores = {s.id: [max(s.low, min(s.high, round(rng.gauss((s.low + s.high) / 2 + (s.high - s.low) / 6
-                                                                     * (weight(src) - 1.5), (s.high - s.low) / 5))))
-                             for src in q.sources] for s in task.scales}
-            score.record_scores(store, session, task, q, scores, None, ms)
-        elif q.kind == "rank":
-            order = sorted(q.labels, key=lambda lab: -weight(q.source_of(lab)) * rng.random())
-            rank.record_rank(store, session, task, q, order[:1] if task.response == "best" else order, ms)
+        if q.check is not None and q.check.type == "attention" and q.check.rule == "source" and q.kind == "compare":
+            # attention checks answered as expected: these evaluators pass, and their answers count
+            responses.record_choice(store, session, q, q.labels[q.sources.index(q.check.want)], 1000, ties=True)
+            continue
+        try:
+            _answer_items_question(store, loaded, session, q, rng, weight)
+        except CheckFeedback:  # a wrong practice answer: answer as the check expects (choices of a system)
+            assert q.check is not None and q.check.rule == "source" and q.kind == "compare"
+            responses.record_choice(store, session, q, q.labels[q.sources.index(q.check.want)], 1000, ties=True)
+
+
+def _answer_items_question(store, loaded, session, q, rng: random.Random, weight) -> None:
+    from evalkit.tasks import rank, realfake, responses, score
+
+    task = loaded.study.task(q.task)
+    ms = rng.randint(800, 9000)
+    if q.kind == "compare" and task.response == "slider":
+        a, b = (weight(s) for s in q.sources)
+        value = max(-100, min(100, round(40 * (b - a) + rng.gauss(0, 40))))
+        responses.record_slider(store, session, q, value, rng.choice(["accept", "reject"]), ms)
+    elif q.kind == "compare":
+        if rng.random() < 0.2:
+            responses.record_choice(store, session, q, responses.TIE, ms, ties=True)
         else:
-            real = q.sources[0] == task.target
-            answer = "real" if (rng.random() < 0.7) == real else "generated"
-            realfake.record_realfake(store, session, task, q, answer, rng.randint(1, len(task.confidence)), ms)
+            label = rng.choices(q.labels, [weight(s) for s in q.sources])[0]
+            responses.record_choice(store, session, q, label, ms, ties=True)
+    elif q.kind == "score":
+        scores = {s.id: [max(s.low, min(s.high, round(rng.gauss((s.low + s.high) / 2 + (s.high - s.low) / 6
+                                                                 * (weight(src) - 1.5), (s.high - s.low) / 5))))
+                         for src in q.sources] for s in task.scales}
+        score.record_scores(store, session, task, q, scores, None, ms)
+    elif q.kind == "rank":
+        order = sorted(q.labels, key=lambda lab: -weight(q.source_of(lab)) * rng.random())
+        rank.record_rank(store, session, task, q, order[:1] if task.response == "best" else order, ms)
+    else:
+        real = q.sources[0] == task.target
+        answer = "real" if (rng.random() < 0.7) == real else "generated"
+        realfake.record_realfake(store, session, task, q, answer, rng.randint(1, len(task.confidence)), ms)

@@ -203,6 +203,7 @@ def test_delete_session_and_the_data_version(store: Store) -> None:
     changed()
     store.finish_task(a.session_id, "r")
     changed()
+    store.record_check_try(a.session_id, "t", 1, "B", correct=False)
     store.complete_session(a.session_id)
     changed()
     store.set_session_status(a.session_id, "excluded", actor="t")
@@ -211,12 +212,65 @@ def test_delete_session_and_the_data_version(store: Store) -> None:
     b = store.create_session(study_version="v")
     store.record_answer(b.session_id, "t", 0, "B")
     counts = store.delete_session(a.session_id, actor="researcher")
-    assert counts == {"evaluations": 1, "ratings": 1, "task_status": 1, "form_answers": 0, "sessions": 1}
+    assert counts == {"evaluations": 1, "ratings": 1, "task_status": 1, "form_answers": 0, "check_tries": 1,
+                      "sessions": 1}
+    assert store.check_tries() == []
     assert store.get_session(a.session_id) is None and [x.session_id for x in store.sessions()] == [b.session_id]
     assert [x.session_id for x in store.answers()] == [b.session_id]
     assert store.admin_log()[-1]["action"] == "delete_session"
     with pytest.raises(UnknownSession):
         store.delete_session(a.session_id, actor="researcher")
+
+
+def test_check_answers_and_tries(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    first = store.record_check_try(s.session_id, "t", 3, "A", correct=False, detail={"c": 1}, time_spent_ms=900)
+    again = store.record_check_try(s.session_id, "t", 3, "A", correct=False, detail={"c": 1})  # a double click
+    assert first["attempt"] == again["attempt"] == 1 and again["time_spent_ms"] == 900
+    other = store.record_check_try(s.session_id, "t", 3, "B", correct=True)
+    assert other["attempt"] == 2 and other["correct"] == 1
+    # the same answer again after the double-click window is a new try (an evaluator insisting on it)
+    late = store.record_check_try(s.session_id, "t", 3, "B", correct=True, same_within_s=0)
+    assert late["attempt"] == 3
+    tries = store.check_tries(s.session_id, "t", 3)
+    assert [(t["attempt"], t["response"], t["correct"]) for t in tries] == [(1, "A", 0), (2, "B", 1), (3, "B", 1)]
+    assert store.check_tries(s.session_id, "t", 4) == [] and len(store.check_tries()) == 3
+    answer = store.record_answer(s.session_id, "t", 3, "B", check="tutorial", check_passed=False)
+    assert answer.check == "tutorial" and answer.check_passed is False
+    assert store.answers(s.session_id)[0].check_passed is False
+    plain = store.record_answer(s.session_id, "t", 4, "A")
+    assert plain.check is None and plain.check_passed is None
+    row = store.table("evaluations")[0]
+    assert row["check_type"] == "tutorial" and row["check_passed"] == 0
+    with pytest.raises(UnknownSession):
+        store.record_check_try("0" * 32, "t", 0, "A", correct=True)
+
+
+def test_racing_tries_are_numbered_without_gaps(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    barrier = threading.Barrier(8)
+
+    def go(k: int) -> None:
+        barrier.wait()
+        store.record_check_try(s.session_id, "t", 0, f"R{k}", correct=False)
+
+    threads = [threading.Thread(target=go, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tries = store.check_tries(s.session_id)
+    assert sorted(t["attempt"] for t in tries) == list(range(1, 9))
+    assert sorted(t["response"] for t in tries) == sorted(f"R{k}" for k in range(8))
+
+
+def test_completion_with_a_given_code(store: Store) -> None:
+    s = store.create_session(study_version="v")
+    assert store.complete_session(s.session_id, "C1A2B3").completion_code == "C1A2B3"
+    assert store.complete_session(s.session_id, "OTHER").completion_code == "C1A2B3"  # the first decides
+    t = store.create_session(study_version="v")
+    code = store.complete_session(t.session_id).completion_code
+    assert code and len(code) == 10 and store.complete_session(t.session_id).completion_code == code
 
 
 def test_one_session_per_participant_even_when_started_at_the_same_moment(store: Store) -> None:
@@ -391,10 +445,16 @@ def test_an_older_schema_is_migrated_and_a_newer_one_refused(db_url: str) -> Non
         store.record_answer(sid, "t", 0, "A")
     # take the database back to version 1, as an evalkit of the previous release left it
     raw(db_url, "DROP INDEX sessions_started")
+    raw(db_url, "DROP TABLE check_tries")
+    raw(db_url, "ALTER TABLE evaluations DROP COLUMN check_type")
+    raw(db_url, "ALTER TABLE evaluations DROP COLUMN check_passed")
     raw(db_url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
     with open_store(db_url) as store:
         assert store.schema_version() == SCHEMA_VERSION
         assert [a.response for a in store.answers()] == ["A"]  # the data survived the migration
+        assert store.answers()[0].check is None
+        store.record_check_try(sid, "t", 1, "B", correct=True)  # the checks' table and columns are there
+        assert store.record_answer(sid, "t", 1, "B", check="attention", check_passed=True).check_passed
     index = ("SELECT indexname FROM pg_indexes WHERE indexname = 'sessions_started'" if is_postgres(db_url)
              else "SELECT name FROM sqlite_master WHERE name = 'sessions_started'")
     assert raw(db_url, index)
@@ -496,6 +556,8 @@ def _fill(store: Store) -> None:
         store.record_answer(a.session_id, "turing", i, "ABC"[i % 3], review_source="real", time_spent_ms=i,
                             detail={"button": "accept"} if i % 2 else None)
     store.record_answer(b.session_id, "turing", 0, "C")
+    store.record_check_try(b.session_id, "turing", 1, "A", correct=False, detail={"x": 1}, time_spent_ms=5)
+    store.record_answer(b.session_id, "turing", 1, "A", check="attention", check_passed=False)
     store.record_rating(a.session_id, "novelty", 0, "p1", {"clarity": 4}, comment="ok", finish=True)
     store.complete_session(a.session_id)
     store.set_survey_state("paused", actor="researcher")
@@ -508,10 +570,11 @@ def test_copy_between_backends_keeps_every_row_and_id(direction: str, tmp_path: 
     src_url, dst_url = (sqlite_path, pg_url) if direction == "sqlite->postgres" else (pg_url, sqlite_path)
     with open_store(src_url) as src:
         _fill(src)
-        tables = {t: src.table(t) for t in ("sessions", "evaluations", "ratings", "task_status", "admin_log")}
+        tables = {t: src.table(t) for t in ("sessions", "evaluations", "ratings", "task_status", "admin_log",
+                                          "check_tries")}
         with open_store(dst_url) as dst:
             counts = dst.import_from(src)
-            assert counts == src.counts() and counts["evaluations"] == 26
+            assert counts == src.counts() and counts["evaluations"] == 27
             for name, rows in tables.items():
                 assert dst.table(name) == rows, name
             assert dst.survey_state() == "paused" and dst.studies() == {"abc": {"tasks": []}}

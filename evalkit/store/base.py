@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -45,26 +45,34 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: ("""CREATE TABLE IF NOT EXISTS form_answers (
         session_id TEXT NOT NULL REFERENCES sessions (session_id), task TEXT NOT NULL, field TEXT NOT NULL,
         value TEXT, time_spent_ms BIGINT, created_at TEXT NOT NULL, PRIMARY KEY (session_id, task, field))""",),
+    # invited (predefined) participants: ``python -m evalkit invite``; only a hash of each private link's key
+    4: ("CREATE TABLE IF NOT EXISTS participants (participant_id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, "
+        "note TEXT DEFAULT '', created_at TEXT NOT NULL)",),
+    # tutorials and attention checks: which check an answer was and whether its first try was right (``check``
+    # is an SQL keyword, so the column is ``check_type``; the export calls it ``check``), and every try at a
+    # check question
+    5: ("ALTER TABLE evaluations ADD COLUMN check_type TEXT",
+        "ALTER TABLE evaluations ADD COLUMN check_passed INTEGER",
+        """CREATE TABLE IF NOT EXISTS check_tries (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id), task TEXT NOT NULL,
+        question_index INTEGER NOT NULL, attempt INTEGER NOT NULL, response TEXT NOT NULL,
+        correct INTEGER NOT NULL, detail TEXT, time_spent_ms BIGINT, created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, task, question_index, attempt))"""),
 }
-#: Invited (predefined) participants: ``python -m evalkit invite``. Only a hash of each private link's key is
-#: stored.
-MIGRATIONS[4] = (
-    "CREATE TABLE IF NOT EXISTS participants (participant_id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, "
-    "note TEXT DEFAULT '', created_at TEXT NOT NULL)",
-)
 TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
-          "participants")
+          "participants", "check_tries")
 #: The order rows are listed and exported in, the same on every backend.
 TABLE_ORDER = {"sessions": "started_at, session_id", "evaluations": "id", "ratings": "id",
                "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id",
-               "form_answers": "created_at, session_id, task, field", "participants": "created_at, participant_id"}
+               "form_answers": "created_at, session_id, task, field", "participants": "created_at, participant_id",
+               "check_tries": "created_at, session_id, task, question_index, attempt"}
 #: Every table's columns, in order (the same on every backend: a researcher's SQL and the exports do not change).
 COLUMNS = {
     "sessions": ("session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
                  "completed_at", "user_agent", "status", "completion_code", "meta"),
     "evaluations": ("id", "session_id", "task", "kind", "question_index", "slot", "response", "review_source",
                     "domain", "time_spent_ms", "left_source", "right_source", "sources", "item_ids", "matched",
-                    "detail", "created_at"),
+                    "detail", "created_at", "check_type", "check_passed"),
     "ratings": ("id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
                 "time_spent_ms", "created_at"),
     "task_status": ("session_id", "task", "finished_at"),
@@ -72,7 +80,11 @@ COLUMNS = {
     "admin_log": ("id", "at", "actor", "action", "detail"),
     "form_answers": ("session_id", "task", "field", "value", "time_spent_ms", "created_at"),
     "participants": ("participant_id", "key_hash", "note", "created_at"),
+    "check_tries": ("session_id", "task", "question_index", "attempt", "response", "correct", "detail",
+                    "time_spent_ms", "created_at"),
 }
+#: Tables whose rows belong to one session (deleted with it), children first.
+SESSION_TABLES = ("evaluations", "ratings", "task_status", "form_answers", "check_tries")
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
 SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
@@ -217,6 +229,8 @@ class Answer:
     detail: dict[str, Any]
     created_at: str
     created: bool = True
+    check: str | None = None  # "tutorial" or "attention" for a check question (column check_type)
+    check_passed: bool | None = None  # a check question: was the first try right
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], created: bool = True) -> Answer:
@@ -229,6 +243,7 @@ class Answer:
             sources=tuple(json.loads(row["sources"] or "[]")), item_ids=tuple(json.loads(row["item_ids"] or "[]")),
             matched=None if row["matched"] is None else bool(row["matched"]),
             detail=json.loads(row["detail"]) if row["detail"] else {}, created_at=row["created_at"], created=created,
+            check=row["check_type"], check_passed=None if row["check_passed"] is None else bool(row["check_passed"]),
         )
 
 
@@ -529,15 +544,19 @@ class Store(abc.ABC):
         return row
 
     @retried
-    def complete_session(self, session_id: str) -> Session:
-        """Mark a session completed and give it a completion code; idempotent (same code every time)."""
+    def complete_session(self, session_id: str, code: str | None = None) -> Session:
+        """Mark a session completed and give it a completion code; idempotent (same code every time).
+
+        ``code``: the code to give (a study-level pass or fail code, see :mod:`evalkit.checks`); None: a new
+        per-session code. The first completion decides: a later call returns the stored code."""
         with self._write() as conn:
             row = self._require(conn, session_id)
             if row["completed_at"] is None:
                 status = "completed" if row["status"] == "active" else row["status"]
+                given = code or row["completion_code"] or new_completion_code()
                 self._exec(conn, "UPDATE sessions SET completed_at = ?, completion_code = ?, status = ? "
                                  "WHERE session_id = ? AND completed_at IS NULL",
-                           (now_iso(), row["completion_code"] or new_completion_code(), status, session_id))
+                           (now_iso(), given, status, session_id))
                 row = self._require(conn, session_id)
         return Session.from_row(row)
 
@@ -642,8 +661,13 @@ class Store(abc.ABC):
         item_ids: Sequence[str] = (),
         matched: bool | None = None,
         detail: Mapping[str, Any] | None = None,
+        check: str | None = None,
+        check_passed: bool | None = None,
     ) -> Answer:
         """Store one answer, exactly once; returns the stored row.
+
+        ``check`` ("tutorial" / "attention") and ``check_passed`` mark the answer to a check question (decided
+        by :mod:`evalkit.checks` from the plan, never by the browser).
 
         Writing the same (session, task, question_index) again returns the row
         already stored (``created=False``) when the response and detail are the
@@ -660,7 +684,8 @@ class Store(abc.ABC):
             "time_spent_ms": None if time_spent_ms is None else int(time_spent_ms),
             "left_source": left_source, "right_source": right_source, "sources": json.dumps(list(sources)),
             "item_ids": json.dumps(list(item_ids)), "matched": None if matched is None else int(bool(matched)),
-            "detail": detail_json, "created_at": now_iso(),
+            "detail": detail_json, "created_at": now_iso(), "check_type": check,
+            "check_passed": None if check_passed is None else int(bool(check_passed)),
         }
         with self._conn() as conn:
             try:
@@ -695,6 +720,51 @@ class Store(abc.ABC):
             rows = self._exec(conn, "SELECT question_index FROM evaluations WHERE session_id = ? AND task = ?",
                               (session_id, task)).fetchall()
         return {r["question_index"] for r in rows}
+
+    # ------------------------------------------------------------------ tries at check questions
+
+    @retried
+    def record_check_try(self, session_id: str, task: str, question_index: int, response: str, *,
+                         correct: bool, detail: Mapping[str, Any] | None = None, time_spent_ms: int | None = None,
+                         same_within_s: float = 2.0) -> dict[str, Any]:
+        """Store one try at a check question (a tutorial or attention question); returns the stored try.
+
+        Tries are numbered 1, 2, ... per question in one write transaction. A try identical to the previous one
+        (same response and detail) made less than ``same_within_s`` seconds after it is that try again (a
+        double click), not a new one; the stored try is returned.
+        """
+        detail_json = json.dumps(dict(detail or {}), sort_keys=True)
+        at = now_iso()
+        select = ("SELECT * FROM check_tries WHERE session_id = ? AND task = ? AND question_index = ? "
+                  "ORDER BY attempt DESC LIMIT 1")
+        with self._write() as conn:
+            self._require(conn, session_id)
+            self._lock_session(conn, session_id)
+            last = self._exec(conn, select, (session_id, task, question_index)).fetchone()
+            if last is not None and last["response"] == response and (last["detail"] or "{}") == detail_json:
+                gap = (datetime.fromisoformat(at) - datetime.fromisoformat(last["created_at"])).total_seconds()
+                if gap < same_within_s:
+                    return dict(last)
+            attempt = 1 if last is None else int(last["attempt"]) + 1
+            self._exec(conn, "INSERT INTO check_tries (session_id, task, question_index, attempt, response, correct,"
+                             " detail, time_spent_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT "
+                             "(session_id, task, question_index, attempt) DO NOTHING",
+                       (session_id, task, question_index, attempt, response, int(bool(correct)), detail_json,
+                        None if time_spent_ms is None else int(time_spent_ms), at))
+            row = self._exec(conn, select, (session_id, task, question_index)).fetchone()
+        return dict(row)
+
+    @retried
+    def check_tries(self, session_id: str | None = None, task: str | None = None,
+                    question_index: int | None = None) -> list[dict[str, Any]]:
+        """Stored tries at check questions (first try first), optionally for one session, task and question."""
+        where = {k: v for k, v in {"session_id": session_id, "task": task, "question_index": question_index}.items()
+                 if v is not None}
+        sql = "SELECT * FROM check_tries" + (" WHERE " + " AND ".join(f"{k} = ?" for k in where) if where else "")
+        with self._conn() as conn:
+            rows = self._exec(conn, sql + " ORDER BY session_id, task, question_index, attempt",
+                              list(where.values())).fetchall()
+        return [{c: r[c] for c in COLUMNS["check_tries"]} for r in rows]
 
     # ------------------------------------------------------------------ ratings
 
@@ -968,7 +1038,7 @@ class Store(abc.ABC):
         with self._write() as conn:
             self._require(conn, session_id)
             counts = {}
-            for table in ("evaluations", "ratings", "task_status", "form_answers", "sessions"):
+            for table in (*SESSION_TABLES, "sessions"):
                 counts[table] = self._exec(conn, f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
             self._log(conn, actor, "delete_session", {"session_id": session_id, **counts})
         return counts

@@ -19,7 +19,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
-from .responses import question_columns
+from .responses import save_answer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -146,10 +146,8 @@ def record_rank(store: Store, session: Session, task: RankTask, question: Questi
             raise SurveyError(f"Please give every response ({', '.join(labels)}) its own place in the ranking.")
         response = ">".join(given)
     ranking = [question.source_of(label) for label in given]
-    return store.record_answer(
-        session.session_id, question.task, question.index, response, review_source=ranking[0],
-        time_spent_ms=time_spent_ms, detail={"ranking": ranking} if task.response == "ranking" else {},
-        **question_columns(question))
+    return save_answer(store, session, question, response, review_source=ranking[0], time_spent_ms=time_spent_ms,
+                       detail={"ranking": ranking} if task.response == "ranking" else {})
 
 
 KIND = RankKind()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..rng import Mulberry32, shuffle
 from .base import Common, ConfigError, PlanInputs, SurveyError, Table, TaskKind
 from .itemsource import ItemsSource, check_source, deal, items_source, outline, plan_items, systems_of, task_rng
-from .responses import question_columns
+from .responses import save_answer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -162,9 +162,8 @@ def record_realfake(store: Store, session: Session, task: RealFakeTask, question
                 not 1 <= confidence <= len(task.confidence):
             raise SurveyError("Please say how sure you are before continuing.")
         detail["confidence"] = confidence
-    return store.record_answer(session.session_id, question.task, question.index, answer,
-                               review_source=question.sources[0], time_spent_ms=time_spent_ms, detail=detail,
-                               **question_columns(question))
+    return save_answer(store, session, question, answer, review_source=question.sources[0],
+                       time_spent_ms=time_spent_ms, detail=detail)
 
 
 KIND = RealFakeKind()

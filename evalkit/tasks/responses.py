@@ -12,7 +12,7 @@ from .base import SurveyError
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["SLIDER_BUTTONS", "TIE", "question_columns", "record_choice", "record_slider"]
+__all__ = ["SLIDER_BUTTONS", "TIE", "question_columns", "record_choice", "record_slider", "save_answer"]
 
 SLIDER_BUTTONS = ("accept", "reject")
 
@@ -33,6 +33,21 @@ def question_columns(question: Question) -> dict:
     return out
 
 
+def save_answer(store: Store, session: Session, question: Question, response: str, *,
+                review_source: str | None, time_spent_ms: int | None, detail: dict | None = None) -> Answer:
+    """Store a validated answer exactly once, with the question's columns (:func:`question_columns`). A tutorial
+    or attention-check question goes through :func:`evalkit.checks.record_check`, which decides on the server
+    whether it was right (and may raise :class:`~evalkit.checks.CheckFeedback` instead of storing it)."""
+    if question.check is not None:
+        from ..checks import record_check
+
+        return record_check(store, session, question, response, review_source=review_source,
+                            time_spent_ms=time_spent_ms, detail=dict(detail or {}), columns=question_columns(question))
+    return store.record_answer(session.session_id, question.task, question.index, response,
+                               review_source=review_source, time_spent_ms=time_spent_ms, detail=detail,
+                               **question_columns(question))
+
+
 def record_choice(store: Store, session: Session, question: Question, label: str | None,
                   time_spent_ms: int | None, *, ties: bool = False) -> Answer:
     """Store a choice among a question's texts: the chosen display label (A, B, C...), or ``"tie"`` when
@@ -42,14 +57,12 @@ def record_choice(store: Store, session: Session, question: Question, label: str
     ``review_source`` (None for a tie); for pairs the left/right sources are stored too.
     """
     if ties and label == TIE:
-        return store.record_answer(session.session_id, question.task, question.index, TIE, review_source=None,
-                                   time_spent_ms=time_spent_ms, **question_columns(question))
+        return save_answer(store, session, question, TIE, review_source=None, time_spent_ms=time_spent_ms)
     if label is None or label not in question.labels:
         raise SurveyError(f"Please choose one of the {'reviews' if question.domain else 'responses'} before "
                           "continuing.")
-    return store.record_answer(
-        session.session_id, question.task, question.index, label, review_source=question.source_of(label),
-        time_spent_ms=time_spent_ms, **question_columns(question))
+    return save_answer(store, session, question, label, review_source=question.source_of(label),
+                       time_spent_ms=time_spent_ms)
 
 
 def record_slider(store: Store, session: Session, question: Question, value: int, button: str,
@@ -75,6 +88,5 @@ def record_slider(store: Store, session: Session, question: Question, value: int
         outcome, preferred = "right", question.sources[1]
     else:
         outcome, preferred = ("positive_draw" if button == "accept" else "negative_draw"), None
-    return store.record_answer(
-        session.session_id, question.task, question.index, str(value), review_source=preferred,
-        time_spent_ms=time_spent_ms, detail={"button": button, "outcome": outcome}, **question_columns(question))
+    return save_answer(store, session, question, str(value), review_source=preferred, time_spent_ms=time_spent_ms,
+                       detail={"button": button, "outcome": outcome})

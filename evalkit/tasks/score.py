@@ -20,7 +20,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
-from .responses import question_columns
+from .responses import save_answer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -191,10 +191,8 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
         detail["texts"] = given
         if task.textfield == "post-edit":
             detail["edited"] = [given[k] != question.texts[k] for k in range(n)]
-    return store.record_answer(
-        session.session_id, question.task, question.index, "scored",
-        review_source=question.sources[0] if n == 1 else None, time_spent_ms=time_spent_ms, detail=detail,
-        **question_columns(question))
+    return save_answer(store, session, question, "scored", review_source=question.sources[0] if n == 1 else None,
+                       time_spent_ms=time_spent_ms, detail=detail)
 
 
 KIND = ScoreKind()

@@ -1,0 +1,487 @@
+"""Tutorials and attention checks, decided on the server; pass / fail of a session and its completion code.
+
+A task of any kind that shows items (compare, score, rank, realfake over an items file) or reviews from the
+pools (triplet, pairwise, realfake over the pools) may name check questions:
+
+* ``tutorial = ["gold1", ...]``: shown first, in this order; a wrong answer shows the check's feedback and
+  must be corrected before going on (``tutorial_skippable = true`` offers a skip button instead).
+* ``attention_checks = ["gold3", ...]``: mixed into the questions at seeded positions (per evaluator,
+  reproducible), looking like any other question. Silent (``attention_feedback = false``: recorded only) or
+  with feedback (``true``: a wrong first answer shows the feedback and the evaluator answers once more).
+  Whether the **first** answer was right decides pass or fail.
+
+Items kinds name items of their items file that carry a ``check`` object (``{"expect": ..., "feedback":
+...}``). Pool kinds name entries of a small JSONL checks file (``checks = "datasets/checks.jsonl"`` on the
+task): ``{"id": "pc1", "reviews": ["real/laptop/12", ...], "expect": "real", "feedback": "..."}``.
+
+The expected answer lives in the plan (:class:`CheckSpec` on the :class:`~evalkit.sampling.Question`), never
+in a page. :func:`record_check` stores every try (``check_tries``) and writes the evaluations row with the
+check type and whether the first try was right. :func:`session_outcome` decides pass / fail from the stored
+rows and ``[study.quality] max_failed_checks``; :func:`completion_code` picks the study-level code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .rng import Mulberry32, derive_seed, shuffle
+from .tasks.base import Common, ConfigError, SurveyError, Table
+
+if TYPE_CHECKING:
+    from .config import Study
+    from .datasets import Review
+    from .items import Item, ItemSet
+    from .sampling import Question
+    from .store import Answer, Session, Store
+
+__all__ = ["CHECK_TYPES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
+           "completion_code", "correct", "parse_task_checks", "passes", "record_check", "session_outcome",
+           "skip_tutorial", "validate_checks"]
+
+CHECK_TYPES = ("tutorial", "attention")
+#: The kinds that take checks, and what their questions show: items of an items file, or reviews of the pools.
+CHECK_KINDS = ("compare", "score", "rank", "realfake", "triplet", "pairwise")
+DEFAULT_FEEDBACK = "That is not the answer we expected. Please read the texts again."
+_REAL_FAKE = ("real", "generated")
+
+
+class CheckFeedback(SurveyError):
+    """A wrong answer to a check question that shows feedback: nothing is recorded in ``evaluations`` yet."""
+
+    def __init__(self, feedback: str, *, skippable: bool = False) -> None:
+        super().__init__(feedback)
+        self.feedback = feedback
+        self.skippable = skippable
+
+
+@dataclass(frozen=True)
+class PoolCheck:
+    """One line of a pool kind's checks file: the reviews shown (``source/domain/id``) and the expectation."""
+
+    id: str
+    reviews: tuple[str, ...]
+    expect: str
+    feedback: str
+    line: int
+
+
+@dataclass(frozen=True)
+class TaskChecks:
+    """A task's check keys (config), and for pool kinds its parsed checks file."""
+
+    tutorial: tuple[str, ...] = ()
+    tutorial_skippable: bool = False
+    attention_checks: tuple[str, ...] = ()
+    attention_feedback: bool = False
+    file: Path | None = None
+    entries: tuple[PoolCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """What a planned check question is (server-side only): its type, id, and what counts as right.
+
+    ``rule``: ``source`` (the chosen / best / preferred text's source must be ``want``), ``response`` (the
+    stored response must be ``want``) or ``ranges`` (``want`` is JSON ``{scale: [low, high]}``; every score of
+    the scale must lie in it).
+    """
+
+    type: str
+    id: str
+    rule: str
+    want: str
+    feedback: str
+    skippable: bool = False
+    retry: bool = False
+
+
+# ----------------------------------------------------------------------------- config
+
+
+def _flag(t: Table, key: str) -> bool:
+    value = t.get(key, False)
+    if not isinstance(value, bool):
+        t.fail(key, f"must be true or false, got {value!r}")
+    return value
+
+
+def parse_task_checks(t: Table, common: Common, kind: str, pools: bool) -> TaskChecks | None:
+    """The check keys of one ``[[tasks]]`` table (None when it has none); ConfigError naming the key.
+
+    ``pools``: the task shows reviews of the pools (its checks come from a ``checks`` file)."""
+    present = [k for k in ("tutorial", "tutorial_skippable", "attention_checks", "attention_feedback", "checks")
+               if k in t.data]
+    if not present:
+        return None
+    if kind not in CHECK_KINDS:
+        t.fail(present[0], f"{kind} tasks have no tutorials or attention checks (only {', '.join(CHECK_KINDS)})")
+    tutorial = t.strs("tutorial", [], nonempty=False)
+    attention = t.strs("attention_checks", [], nonempty=False)
+    for key, ids in (("tutorial", tutorial), ("attention_checks", attention)):
+        if len(set(ids)) != len(ids):
+            t.fail(key, f"names a check twice: {list(ids)}")
+    both = sorted(set(tutorial) & set(attention))
+    if both:
+        t.fail("attention_checks", f"{both[0]!r} is also a tutorial question")
+    file, entries = None, ()
+    if pools:
+        if not (tutorial or attention) and "checks" not in t.data:
+            return TaskChecks(tutorial_skippable=_flag(t, "tutorial_skippable"),
+                              attention_feedback=_flag(t, "attention_feedback"))
+        rel = t.str("checks")
+        file = (common.base / rel).resolve()
+        if not file.is_file():
+            t.fail("checks", f"checks file {rel!r} not found (looked for {file})")
+        entries = _read_pool_checks(file)
+    elif "checks" in t.data:
+        t.fail("checks", "is for tasks over the review pools; this task's checks are items of its items file "
+                         "(with a 'check' object)")
+    known = {e.id for e in entries}
+    for key, ids in (("tutorial", tutorial), ("attention_checks", attention)):
+        for i in ids if pools else ():
+            if i not in known:
+                t.fail(key, f"{i!r} is not an id of the checks file {file.name if file else ''}")
+    return TaskChecks(tutorial=tutorial, tutorial_skippable=_flag(t, "tutorial_skippable"),
+                      attention_checks=attention, attention_feedback=_flag(t, "attention_feedback"),
+                      file=file, entries=entries)
+
+
+def _read_pool_checks(path: Path) -> tuple[PoolCheck, ...]:
+    """A pool kind's checks file: JSONL of ``{"id", "reviews", "expect", "feedback"?}``; ConfigError naming the
+    file and line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path.name}: cannot read the checks file: {exc}") from None
+    out: list[PoolCheck] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path.name}: line {n}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise ConfigError(f"{where}: must be a JSON object")
+        extra = sorted(set(obj) - {"id", "reviews", "expect", "feedback"})
+        if extra:
+            raise ConfigError(f"{where}: key {extra[0]!r} is not known (id, reviews, expect, feedback)")
+        cid, reviews, expect = obj.get("id"), obj.get("reviews"), obj.get("expect")
+        if not isinstance(cid, str) or not cid.strip():
+            raise ConfigError(f"{where}: key 'id' must be a non-empty string")
+        if cid in seen:
+            raise ConfigError(f"{where}: id {cid!r} is also on line {seen[cid]}")
+        seen[cid] = n
+        if not isinstance(reviews, list) or not reviews or not all(
+                isinstance(r, str) and r.count("/") >= 2 for r in reviews):
+            raise ConfigError(f"{where}: key 'reviews' must be a list of review keys 'source/domain/id'")
+        if not isinstance(expect, str) or not expect.strip():
+            raise ConfigError(f"{where}: key 'expect' must be a non-empty string (a source, or real / generated)")
+        feedback = obj.get("feedback", DEFAULT_FEEDBACK)
+        if not isinstance(feedback, str) or not feedback.strip():
+            raise ConfigError(f"{where}: key 'feedback' must be a non-empty string")
+        out.append(PoolCheck(cid, tuple(reviews), expect, feedback, n))
+    if not out:
+        raise ConfigError(f"{path.name}: the checks file has no entries")
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- what a check question shows
+
+
+def _items_of(task: Any, items: Mapping[Path, ItemSet]) -> ItemSet:
+    return items[task.source.items]
+
+
+def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple[str, ...], str, str]:
+    """(systems shown, rule, want) of an items check; ConfigError when ``expect`` does not fit the kind."""
+    from .tasks.itemsource import systems_of
+
+    check = item.check
+    if not isinstance(check, Mapping) or "expect" not in check:
+        raise ConfigError(f"{where}: item {item.id!r} (line {item.line}) has no 'check' object with an 'expect'")
+    extra = sorted(set(check) - {"expect", "feedback"})
+    if extra:
+        raise ConfigError(f"{where}: item {item.id!r}: check key {extra[0]!r} is not known (expect, feedback)")
+    fb = check.get("feedback", DEFAULT_FEEDBACK)
+    if not isinstance(fb, str) or not fb.strip():
+        raise ConfigError(f"{where}: item {item.id!r}: check key 'feedback' must be a non-empty string")
+    expect = check["expect"]
+    outputs = tuple(item.outputs)
+    kind = task.kind
+    if kind in ("compare", "rank"):
+        n = 2 if kind == "compare" else task.shown(systems_of(task.source, items))
+        if len(outputs) != n:
+            raise ConfigError(f"{where}: check item {item.id!r} has {len(outputs)} outputs; a {kind} question of "
+                              f"this task shows {n}, so the check must have {n} (to look like the others)")
+        if not isinstance(expect, str) or expect not in outputs:
+            raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must name one of its systems "
+                              f"({', '.join(outputs)}), got {expect!r}")
+        return outputs, "source", expect
+    if kind == "score":
+        n = task.outputs_per_question
+        if len(outputs) != n:
+            raise ConfigError(f"{where}: check item {item.id!r} has {len(outputs)} outputs; a question of this "
+                              f"task shows {n}")
+        scales = {s.id: s for s in task.scales}
+        if not isinstance(expect, dict) or not expect:
+            raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must be per-scale ranges, e.g. "
+                              f'{{"{next(iter(scales))}": [0, 30]}}, got {expect!r}')
+        for scale_id, rng in expect.items():
+            if scale_id not in scales:
+                raise ConfigError(f"{where}: check item {item.id!r}: 'expect' names scale {scale_id!r}, which the "
+                                  f"task does not have ({', '.join(scales)})")
+            s = scales[scale_id]
+            if (not isinstance(rng, list) or len(rng) != 2
+                    or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                               for v in rng)
+                    or not s.low <= rng[0] <= rng[1] <= s.high):
+                raise ConfigError(f"{where}: check item {item.id!r}: the range of scale {scale_id!r} must be "
+                                  f"[low, high] within {s.low}..{s.high}, got {rng!r}")
+        return outputs, "ranges", json.dumps(expect, sort_keys=True)
+    # realfake over an items file
+    if expect in _REAL_FAKE:
+        if len(outputs) != 1:
+            raise ConfigError(f"{where}: check item {item.id!r}: with 'expect' = {expect!r} the item must have "
+                              f"exactly one output (the text shown), it has {len(outputs)}")
+        return outputs, "response", expect
+    if isinstance(expect, str) and expect in outputs:
+        return (expect,), "response", "real" if expect == task.target else "generated"
+    raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must be 'real', 'generated' or one of its "
+                      f"systems ({', '.join(outputs)}), got {expect!r}")
+
+
+def _pool_spec(task: Any, entry: PoolCheck, reviews: Sequence[Review], where: str) -> tuple[str, str]:
+    """(rule, want) of a pool check; ConfigError when it does not fit the task."""
+    sources = [r.source for r in reviews]
+    n = {"triplet": len(getattr(task, "sources", ())), "pairwise": 2, "realfake": 1}[task.kind]
+    if len(reviews) != n:
+        raise ConfigError(f"{where}: check {entry.id!r} (line {entry.line}) shows {len(reviews)} reviews; a "
+                          f"question of this task shows {n}")
+    if task.kind == "realfake":
+        if entry.expect in _REAL_FAKE:
+            return "response", entry.expect
+        if entry.expect == sources[0]:
+            return "response", "real" if entry.expect == task.target else "generated"
+        raise ConfigError(f"{where}: check {entry.id!r}: 'expect' must be 'real', 'generated' or the review's "
+                          f"source {sources[0]!r}, got {entry.expect!r}")
+    if entry.expect not in sources:
+        raise ConfigError(f"{where}: check {entry.id!r}: 'expect' must be the source of one of its reviews "
+                          f"({', '.join(sources)}), got {entry.expect!r}")
+    if len(set(sources)) != len(sources):
+        raise ConfigError(f"{where}: check {entry.id!r}: its reviews must come from different sources")
+    return "source", entry.expect
+
+
+def _find_review(pools: Mapping[tuple[str, str], Sequence[Review]], key: str) -> Review | None:
+    source, domain, rid = key.split("/", 2)
+    for r in pools.get((source, domain), ()):
+        if r.id == rid:
+            return r
+    return None
+
+
+def validate_checks(study: Study, pools: Mapping[tuple[str, str], Sequence[Review]],
+                    items: Mapping[Path, ItemSet]) -> None:
+    """ConfigError unless every tutorial and attention-check id exists, carries a check, and its ``expect`` fits
+    the task's kind (called when the study opens, with the loaded items and pools)."""
+    for task in study.tasks:
+        tc = study.task_checks(task.id)
+        if tc is None or not (tc.tutorial or tc.attention_checks):
+            continue
+        where = f"{study.path.name}: [[tasks]] id {task.id!r}"
+        if tc.file is not None:
+            by_id = {e.id: e for e in tc.entries}
+            for key, ids in (("tutorial", tc.tutorial), ("attention_checks", tc.attention_checks)):
+                for cid in ids:
+                    entry = by_id[cid]
+                    found = [_find_review(pools, k) for k in entry.reviews]
+                    for k, r in zip(entry.reviews, found, strict=True):
+                        if r is None:
+                            raise ConfigError(f"{where}: key {key!r}: check {cid!r} (line {entry.line} of "
+                                              f"{tc.file.name}) names review {k!r}, which is not an eligible "
+                                              "review of the pools (source/domain/id, within the [pool] filters)")
+                    _pool_spec(task, entry, found, f"{where}: {tc.file.name}")  # type: ignore[arg-type]
+            continue
+        its = _items_of(task, items)
+        for key, ids in (("tutorial", tc.tutorial), ("attention_checks", tc.attention_checks)):
+            for cid in ids:
+                if cid not in its.index:
+                    raise ConfigError(f"{where}: key {key!r}: {cid!r} is not an item of {its.path.name}")
+                item = its[its.index[cid]]
+                if item.check is None:
+                    raise ConfigError(f"{where}: key {key!r}: item {cid!r} of {its.path.name} has no 'check' "
+                                      "object (a check needs {\"expect\": ..., \"feedback\": ...})")
+                _item_spec(task, item, its, f"{where}: key {key!r}")
+
+
+# ----------------------------------------------------------------------------- plan
+
+
+def _check_questions(task: Any, tc: TaskChecks, ids: Sequence[str], kind: str, rng: Mulberry32,
+                     pools: Mapping[tuple[str, str], Sequence[Review]],
+                     items: Mapping[Path, ItemSet]) -> list[Question]:
+    from .sampling import Question
+
+    out: list[Question] = []
+    for cid in ids:
+        if tc.file is not None:
+            entry = next(e for e in tc.entries if e.id == cid)
+            reviews = [_find_review(pools, k) for k in entry.reviews]
+            rule, want = _pool_spec(task, entry, reviews, cid)  # type: ignore[arg-type]
+            order = shuffle(list(range(len(reviews))), rng)
+            shown = [reviews[p] for p in order]
+            spec = CheckSpec(kind, cid, rule, want, entry.feedback, tc.tutorial_skippable and kind == "tutorial",
+                             tc.attention_feedback and kind == "attention")
+            out.append(Question(task=task.id, kind=task.kind, index=0, slot=-1, domain=shown[0].domain,  # type: ignore[union-attr]
+                                review_ids=tuple(r.key for r in shown), sources=tuple(r.source for r in shown),  # type: ignore[union-attr]
+                                texts=tuple(r.text for r in shown), matched=True, check=spec))  # type: ignore[union-attr]
+            continue
+        its = _items_of(task, items)
+        item = its[its.index[cid]]
+        systems, rule, want = _item_spec(task, item, its, cid)
+        systems = tuple(shuffle(list(systems), rng))
+        fb = item.check.get("feedback", DEFAULT_FEEDBACK) if item.check else DEFAULT_FEEDBACK
+        spec = CheckSpec(kind, cid, rule, want, fb, tc.tutorial_skippable and kind == "tutorial",
+                         tc.attention_feedback and kind == "attention")
+        out.append(Question(task=task.id, kind=task.kind, index=0, slot=its.index[cid], domain="",
+                            review_ids=(item.id,) * len(systems), sources=systems,
+                            texts=tuple(item.outputs[s] for s in systems), matched=True,
+                            input=item.input or None, title=item.title, check=spec))
+    return out
+
+
+def add_checks(study: Study, per_task: dict[str, list[Question]], pools: Mapping[tuple[str, str], Sequence[Review]],
+               items: Mapping[Path, ItemSet] | None, seed: int) -> None:
+    """Put each task's check questions into its planned questions (in place): the tutorial first (config order),
+    the attention checks at seeded positions among the others; then number the task's questions 0, 1, ...
+
+    Its own random stream per task and evaluator, so the other questions stay what they were."""
+    for task in study.tasks:
+        tc = study.task_checks(task.id)
+        if tc is None or not (tc.tutorial or tc.attention_checks):
+            continue
+        rng = Mulberry32(derive_seed("evalkit-checks", task.id, seed))
+        tutorial = _check_questions(task, tc, tc.tutorial, "tutorial", rng, pools, items or {})
+        attention = _check_questions(task, tc, tc.attention_checks, "attention", rng, pools, items or {})
+        regular = list(per_task.get(task.id, []))
+        for q in shuffle(attention, rng):
+            regular.insert(rng.randbelow(len(regular) + 1), q)
+        per_task[task.id] = [replace(q, index=i) for i, q in enumerate([*tutorial, *regular])]
+
+
+# ----------------------------------------------------------------------------- recording
+
+
+def correct(spec: CheckSpec, response: str, review_source: str | None, detail: Mapping[str, Any]) -> bool:
+    """Whether an answer meets a check (server-side, from the plan)."""
+    if spec.rule == "source":
+        return review_source is not None and review_source == spec.want
+    if spec.rule == "response":
+        return response == spec.want
+    ranges = json.loads(spec.want)
+    scores = detail.get("scores", {})
+    return all(scale in scores and scores[scale] and all(lo <= v <= hi for v in scores[scale])
+               for scale, (lo, hi) in ranges.items())
+
+
+def record_check(store: Store, session: Session, question: Question, response: str, *, review_source: str | None,
+                 time_spent_ms: int | None, detail: Mapping[str, Any], columns: Mapping[str, Any]) -> Answer:
+    """Store an answer to a check question: every try in ``check_tries``, the evaluations row (with the check
+    type and whether the first try was right) once the question is over.
+
+    A tutorial question is over when answered right (a wrong try raises :class:`CheckFeedback` with the
+    feedback); an attention check at once (silent), or with ``attention_feedback`` after a wrong first try
+    and one more answer, right or wrong."""
+    spec = question.check
+    assert spec is not None
+    ok = correct(spec, response, review_source, detail)
+    detail = {**detail, "check_id": spec.id}
+    answered = store.answered(session.session_id, question.task)
+    if question.index not in answered:
+        stored = store.record_check_try(session.session_id, question.task, question.index, response, correct=ok,
+                                        detail=detail, time_spent_ms=time_spent_ms)
+        attempt = int(stored["attempt"])
+        if not ok and (spec.type == "tutorial" or (spec.retry and attempt == 1)):
+            raise CheckFeedback(spec.feedback, skippable=spec.skippable)
+    tries = store.check_tries(session.session_id, question.task, question.index)
+    first = bool(tries[0]["correct"]) if tries else ok
+    return store.record_answer(session.session_id, question.task, question.index, response,
+                               review_source=review_source, time_spent_ms=time_spent_ms, detail=detail,
+                               check=spec.type, check_passed=first, **columns)
+
+
+def skip_tutorial(store: Store, session: Session, question: Question) -> Answer:
+    """Go on from a skippable tutorial question after a wrong try: its last try becomes the answer (not passed).
+    SurveyError when the question is not a skippable tutorial question or has no wrong try."""
+    from .tasks.responses import question_columns
+
+    spec = question.check
+    if spec is None or spec.type != "tutorial" or not spec.skippable:
+        raise SurveyError("This question cannot be skipped.")
+    tries = store.check_tries(session.session_id, question.task, question.index)
+    if not tries:
+        raise SurveyError("Please answer the question first; you can skip it after a wrong answer.")
+    last = tries[-1]
+    detail = json.loads(last["detail"] or "{}")
+    review = None
+    if spec.rule == "source":  # the stored try's response is a label (or a slider value): look the source up
+        resp = last["response"]
+        review = question.source_of(resp) if resp in question.labels else None
+    return store.record_answer(session.session_id, question.task, question.index, last["response"],
+                               review_source=review, time_spent_ms=last["time_spent_ms"],
+                               detail={**detail, "check_id": spec.id, "skipped": True}, check="tutorial",
+                               check_passed=False,
+                               **question_columns(question))
+
+
+def pending_feedback(store: Store, session: Session, question: Question) -> CheckFeedback | None:
+    """The feedback a check question shows now (its last try was wrong and it is not over), else None."""
+    if question.check is None:
+        return None
+    tries = store.check_tries(session.session_id, question.task, question.index)
+    if not tries or tries[-1]["correct"]:
+        return None
+    spec = question.check
+    if spec.type == "attention" and not spec.retry:
+        return None
+    return CheckFeedback(spec.feedback, skippable=spec.skippable)
+
+
+# ----------------------------------------------------------------------------- outcome
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A session's attention checks: how many were answered, how many failed, and whether it passed."""
+
+    checks: int
+    failed: int
+    passed: bool
+
+
+def passes(failed: int, max_failed_checks: int) -> bool:
+    """The rule: a session passes unless it failed more attention checks than ``max_failed_checks``."""
+    return failed <= max_failed_checks
+
+
+def session_outcome(answers: Sequence[Answer], max_failed_checks: int) -> Outcome:
+    """Pass or fail from a session's stored answers: more failed attention checks (first try wrong) than
+    ``max_failed_checks`` fails. Tutorial questions never fail a session (they teach)."""
+    attention = [a for a in answers if a.check == "attention"]
+    failed = sum(1 for a in attention if not a.check_passed)
+    return Outcome(len(attention), failed, passes(failed, max_failed_checks))
+
+
+def completion_code(study: Study, outcome: Outcome) -> str | None:
+    """The study-level code for this outcome (``completion_code_pass`` / ``completion_code_fail``), or None for a
+    per-session code (no code configured for this outcome)."""
+    code = study.completion_code_pass if outcome.passed else study.completion_code_fail
+    return code or None

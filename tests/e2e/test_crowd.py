@@ -1,0 +1,131 @@
+"""Real browser: the ``examples/crowd`` study (a tutorial, two silent attention checks, pass / fail codes and
+the redirect back to the platform) completed twice in Chromium against ``streamlit run``: once answering the
+checks right (pass code, at 1280 px) and once wrong (fail code, at 390 px). The database is checked after
+each: every question answered once, the check columns, every try of the tutorial, the code in the session
+row, and the automatic redirect carrying the code. Screenshots: ``test-output/screens/crowd-*.png``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from evalkit.config import open_study
+from evalkit.sampling import Question, plan
+from evalkit.store import open_store
+from tests.e2e.steps import problems, token_of, wait_for_app_run
+from tests.helpers import ROOT
+
+SCREENS = ROOT / "test-output" / "screens"
+PLATFORM = "http://127.0.0.1:9"  # never reached: the browser's requests to it are answered by the test
+
+
+def crowd_copy(tmp: Path) -> Path:
+    dest = tmp / "crowd"
+    shutil.copytree(ROOT / "examples" / "crowd", dest, ignore=shutil.ignore_patterns("data"))
+    config = dest / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    text = text.replace('datasets = "../../datasets"', f'datasets = "{ROOT / "datasets"}"')
+    text = text.replace("https://app.prolific.com/submissions/complete?cc={code}", PLATFORM + "/complete?cc={code}")
+    text = text.replace("redirect_seconds = 5", "redirect_seconds = 3")
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def shot(page: Any, name: str) -> None:
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENS / f"crowd-{name}.png"), full_page=True)
+
+
+def answer(page: Any, q: Question, system: str) -> None:
+    label = q.labels[q.sources.index(system)]
+    page.get_by_test_id("stRadio").get_by_text(f"Response {label}", exact=True).click()
+    page.get_by_role("button", name="Next", exact=True).click()
+    wait_for_app_run(page)
+
+
+def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: str, width: int,
+                  checks_right: bool) -> tuple[str, list[str]]:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    visited: list[str] = []
+
+    def platform(route: Any) -> None:
+        visited.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<h1>Prolific</h1>")
+
+    context.route(PLATFORM + "/**", platform)
+    page = context.new_page()
+    tag = "pass" if checks_right else "fail"
+    try:
+        page.goto(f"{url}/?PROLIFIC_PID={pid}&STUDY_ID=crowd1&SESSION_ID=se-{pid}")
+        wait_for_app_run(page)
+        page.get_by_text("I agree to take part").click()
+        page.get_by_role("button", name="Start the study").click()
+        wait_for_app_run(page)
+        token = token_of(page.url)
+        page.get_by_role("button", name="Begin").click()
+        wait_for_app_run(page)
+        loaded = open_study(config, database=database)
+        with open_store(database) as store:
+            seed = store.get_session(token).seed
+        questions = plan(loaded.study, loaded.pools, seed, loaded.item_sets)
+        tutorial = questions[0]
+        assert tutorial.check is not None and tutorial.check.type == "tutorial"
+        expect(page.get_by_text("Practice question")).to_be_visible()
+        answer(page, tutorial, "bad")  # a wrong practice answer: the feedback, and the question stays
+        expect(page.get_by_text("Not quite.")).to_be_visible()
+        assert "advertises the spa" in " ".join(problems(page))
+        expect(page.get_by_text(f"Question 1 of {len(questions)}")).to_be_visible()
+        shot(page, f"tutorial-feedback-{width}")
+        answer(page, tutorial, "good")
+        for q in questions[1:]:
+            expect(page.get_by_text(f"Question {q.index + 1} of {len(questions)}")).to_be_visible()
+            assert problems(page) == [] and page.get_by_text("Practice question").count() == 0
+            html = page.content()
+            for secret in ("gold01", "gold02", "tutorial1", "attention", "C1A2B3", "C9FAIL"):
+                assert secret not in html, secret
+            if q.check is not None:
+                shot(page, f"attention-check-{width}")
+                answer(page, q, "good" if checks_right else "bad")
+                assert problems(page) == []  # silent
+            else:
+                answer(page, q, q.sources[0])
+        expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+        code = "C1A2B3" if checks_right else "C9FAIL"
+        expect(page.get_by_text(code, exact=True)).to_be_visible()
+        expect(page.get_by_role("link", name="Return to the recruiting platform")).to_have_attribute(
+            "href", f"{PLATFORM}/complete?cc={code}")
+        shot(page, f"done-{tag}-{width}")
+        page.wait_for_url(f"{PLATFORM}/complete?cc={code}", timeout=15_000)  # the automatic redirect
+        return token, visited
+    finally:
+        context.close()
+
+
+def check_database(database: Path, token: str, *, passed: bool) -> None:
+    with open_store(database) as store:
+        session = store.get_session(token)
+        assert session.status == "completed" and session.completion_code == ("C1A2B3" if passed else "C9FAIL")
+        answers = store.answers(token)
+        assert sorted(a.question_index for a in answers) == list(range(6))  # each question once
+        checks = {a.question_index: (a.check, a.check_passed) for a in answers if a.check}
+        assert sorted(checks.values(), key=str) == sorted(
+            [("tutorial", False), ("attention", passed), ("attention", passed)], key=str)
+        tries = store.check_tries(token)
+        tutorial = [t for t in tries if t["question_index"] == 0]
+        assert [(t["attempt"], t["correct"]) for t in tutorial] == [(1, 0), (2, 1)]  # every try stored
+        assert len(tries) == 4  # and one for each attention check
+
+
+def test_crowd_study_pass_and_fail(start_app, browser, tmp_path) -> None:
+    config = crowd_copy(tmp_path)
+    database = tmp_path / "crowd.sqlite"
+    url = start_app(config, database, "crowd")
+    token, visited = run_evaluator(browser, url, config, database, pid="PASS1", width=1280, checks_right=True)
+    check_database(database, token, passed=True)
+    assert visited == [f"{PLATFORM}/complete?cc=C1A2B3"]
+    token, visited = run_evaluator(browser, url, config, database, pid="FAIL1", width=390, checks_right=False)
+    check_database(database, token, passed=False)
+    assert visited == [f"{PLATFORM}/complete?cc=C9FAIL"]
