@@ -411,7 +411,14 @@ def _bt_frame(bt: Mapping[str, float], intervals: pd.DataFrame | None = None) ->
         frame = frame.merge(intervals[["source", "low", "high"]], on="source", how="left")
     else:
         frame = frame.assign(low=np.nan, high=np.nan)
-    return frame.sort_values("log_strength", ascending=False, kind="stable").reset_index(drop=True)
+    return strongest_first(frame, "source")
+
+
+def strongest_first(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Log-strengths strongest first, ties (to 9 decimals: equal up to rounding) by ``name``, so the order does
+    not depend on the order the names came in (a columnar and a plain read give the same table)."""
+    key = frame.assign(_key=-frame["log_strength"].astype(float).round(9))
+    return key.sort_values(["_key", name], kind="stable").drop(columns="_key").reset_index(drop=True)
 
 
 def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], resamples: int = 1000,

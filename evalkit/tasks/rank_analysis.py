@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, ResultDefaults, TaskContext, _codes, item_codes, json_values
+from ..analysis import Block, ResultDefaults, TaskContext, _codes, item_codes, json_values, strongest_first
 from ..export import bt_table, fmt_ci, fmt_num, fmt_p, fmt_pct
 from ..text import join_title
 from .items_analysis import (
@@ -243,8 +243,8 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
             rankings, cell[ranked] // n_pat, position[cell[ranked] % n_pat], per_cell[ranked], items=systems,
             resamples=options.bootstrap_resamples, confidence=confidence, seed=options.bootstrap_seed)
         pl = pd.DataFrame({"system": list(strengths), "log_strength": list(strengths.values()),
-                           "low": intervals["low"].to_numpy(), "high": intervals["high"].to_numpy()}).sort_values(
-            "log_strength", ascending=False, kind="stable").reset_index(drop=True)
+                           "low": intervals["low"].to_numpy(), "high": intervals["high"].to_numpy()})
+        pl = strongest_first(pl, "system")
     # implied pairs, per (evaluator, pattern): the best over every other shown, or each over those below it
     pair_w: list[list[int]] = []
     pair_l: list[list[int]] = []
