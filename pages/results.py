@@ -147,6 +147,11 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
         q = q.drop(columns=["external_id"])
     if not (q["checks_passed"] + q["checks_failed"] + q["tutorial_first_try"]).any():  # a study without checks
         q = q.drop(columns=["checks_passed", "checks_failed", "tutorial_first_try", "checks_result"])
+    else:  # the checks right after the status: what a researcher looks at first in a crowd study
+        checks = ["checks_result", "checks_passed", "checks_failed", "tutorial_first_try"]
+        rest = [c for c in q.columns if c not in checks]
+        at = rest.index("status") + 1
+        q = q[rest[:at] + checks + rest[at:]]
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}
@@ -220,12 +225,12 @@ options = Options(
     fast_ms=int(o3.number_input("Flag answers faster than (seconds)", min_value=0.0, max_value=120.0, value=2.0,
                                 step=0.5, key="opt_fast") * 1000),
     exclude_failed_checks=o1.toggle(
-        "Leave out evaluators who failed the attention checks", value=True, key="opt_failed_checks",
-        help="Failed: more failed attention checks (first answer wrong) than [study.quality] max_failed_checks. "
-             "The evaluator table shows every evaluator's checks passed and failed."),
+        "Leave out failed evaluators", value=True, key="opt_failed_checks",
+        help="Evaluators who failed the attention checks: more failed checks (first answer wrong) than "
+             "[study.quality] max_failed_checks. The evaluator table shows everyone's checks."),
     include_check_questions=o2.toggle(
-        "Count tutorial and attention-check questions", key="opt_check_questions",
-        help="Off: the answers to check questions are left out of every statistic."),
+        "Count check questions", key="opt_check_questions",
+        help="Tutorial and attention-check questions. Off: their answers are left out of every statistic."),
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from evalkit.config import open_study
 from evalkit.sampling import Question, plan
 from evalkit.store import open_store
+from tests.e2e.conftest import RESULTS_PASSWORD
 from tests.e2e.steps import problems, token_of, wait_for_app_run
 from tests.helpers import ROOT
 
@@ -129,3 +130,29 @@ def test_crowd_study_pass_and_fail(start_app, browser, tmp_path) -> None:
     token, visited = run_evaluator(browser, url, config, database, pid="FAIL1", width=390, checks_right=False)
     check_database(database, token, passed=False)
     assert visited == [f"{PLATFORM}/complete?cc=C9FAIL"]
+    results_page(browser, url)
+
+
+def results_page(browser: Any, url: str) -> None:
+    """The researcher's view: the failed evaluator is left out by default, and the evaluator table shows each
+    evaluator's checks (screenshots at 1280 and 390 px)."""
+    from playwright.sync_api import expect
+
+    for width in (1280, 390):
+        context = browser.new_context(viewport={"width": width, "height": 1400})
+        page = context.new_page()
+        try:
+            page.goto(f"{url}/results")
+            wait_for_app_run(page)
+            page.get_by_test_id("stTextInputField").fill(RESULTS_PASSWORD)
+            page.get_by_role("button", name="Unlock").click()
+            wait_for_app_run(page)
+            counted = page.get_by_test_id("stMetric").filter(has_text="Evaluators counted")
+            expect(counted.get_by_test_id("stMetricValue")).to_have_text("1", timeout=20_000)  # FAIL1 left out
+            shot(page, f"results-overview-{width}")
+            page.get_by_role("tab", name="Evaluators").click()
+            wait_for_app_run(page)
+            expect(page.get_by_text("Leave out failed evaluators")).to_be_visible()
+            shot(page, f"results-evaluators-{width}")
+        finally:
+            context.close()
