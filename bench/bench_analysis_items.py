@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 
 from bench_stats import scan_floor
-from common import HEADER, Databases, bulk_insert, fmt_s, row
+from common import BULK_EVALUATION_COLUMNS, HEADER, Databases, bulk_insert, fmt_s, row
 
 from evalkit.analysis import EVALUATION_READ, Options, TaskContext, analyse, load_frames, score_values
 from evalkit.items import load_items
@@ -92,7 +92,7 @@ def build(location: Path, sessions: int, answers: int, n_items: int) -> None:
         ("sessions", COLUMNS["sessions"],
          [(sid, f"e{k}", "", k, "v", now, now if k % 5 else None, "", "completed" if k % 5 else "active", None, "{}")
           for k, sid in enumerate(ids)]),
-        ("evaluations", COLUMNS["evaluations"][1:], evaluations()),
+        ("evaluations", BULK_EVALUATION_COLUMNS, evaluations()),
         ("settings", COLUMNS["settings"], [("study:v", json.dumps(SUMMARY), now)]),
     ])
 

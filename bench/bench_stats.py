@@ -34,7 +34,17 @@ from pathlib import Path
 
 import numpy as np
 from bench_rerun import SCRIPT_TIMES, TRIVIAL
-from common import HEADER, ROOT, Databases, add_backend_option, bulk_insert, fmt_s, row, server_like_apptest
+from common import (
+    BULK_EVALUATION_COLUMNS,
+    HEADER,
+    ROOT,
+    Databases,
+    add_backend_option,
+    bulk_insert,
+    fmt_s,
+    row,
+    server_like_apptest,
+)
 from streamlit.testing.v1 import AppTest
 
 from evalkit import stats
@@ -94,7 +104,7 @@ def build(location: Path | str, sessions: int, answers: int) -> None:
         ("sessions", COLUMNS["sessions"],
          [(sid, f"e{k}", "", k, "v", now, now if k % 5 else None, "", "completed" if k % 5 else "active", None, "{}")
           for k, sid in enumerate(ids)]),
-        ("evaluations", COLUMNS["evaluations"][1:], evaluations()),
+        ("evaluations", BULK_EVALUATION_COLUMNS, evaluations()),
         ("ratings", COLUMNS["ratings"][1:], ratings()),
         ("settings", COLUMNS["settings"], [("study:v", json.dumps(SUMMARY), now)]),
     ])

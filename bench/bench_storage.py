@@ -26,12 +26,12 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from common import HEADER, Databases, add_backend_option, bulk_insert, fmt_s, row
+from common import BULK_EVALUATION_COLUMNS, HEADER, Databases, add_backend_option, bulk_insert, fmt_s, row
 
 from evalkit.store import COLUMNS, Store, now_iso, open_store
 
 THREADS = 16
-EVALUATION_COLUMNS = [c for c in COLUMNS["evaluations"] if c != "id"]
+EVALUATION_COLUMNS = list(BULK_EVALUATION_COLUMNS)
 
 
 def raw_floor(path: Path, n: int) -> float:

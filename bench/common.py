@@ -22,6 +22,13 @@ if str(ROOT) not in sys.path:
 os.chdir(ROOT)
 
 
+
+#: The evaluations columns the benchmarks' bulk rows fill (16 values: no id, no check columns, which stay NULL as
+#: for any answer that is not a tutorial or attention-check question).
+BULK_EVALUATION_COLUMNS = ("session_id", "task", "kind", "question_index", "slot", "response", "review_source",
+                           "domain", "time_spent_ms", "left_source", "right_source", "sources", "item_ids",
+                           "matched", "detail", "created_at")
+
 def server_like_apptest() -> None:
     """Make AppTest keep compiled scripts between runs, as a `streamlit run` server does.
 

@@ -1,0 +1,25 @@
+"""The benchmarks still run against the current code and schema (at toy sizes; their figures are not checked:
+speed is measured by running them in full, see the README's "Performance"). A schema change once broke their
+bulk inserts without any test noticing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import ROOT
+
+SMALL = {
+    "bench_analysis_items.py": ["--sessions", "20", "--answers", "5", "--items", "50", "--repeat", "1"],
+    "bench_stats.py": ["--sessions", "40", "--answers", "5", "--repeat", "1"],
+}
+
+
+@pytest.mark.parametrize("script", sorted(SMALL))
+def test_benchmark_runs_at_a_toy_size(script: str) -> None:
+    done = subprocess.run([sys.executable, script, *SMALL[script]], cwd=ROOT / "bench", capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| full analysis, cold" in done.stdout  # the table was printed to the end
