@@ -105,9 +105,9 @@ EVALUATION_READ = (
     ("item_ids", ForKinds("item_ids", ITEM_KINDS), "category"),
     ("confidence", JsonField("detail", "confidence"), "int"),
     ("score_detail", ForKinds("detail", ("score",)), "text"),
-    # tutorials and attention checks (evalkit.checks): which check, and whether its first try was right
-    ("check_type", "check_type", "category"), ("check_passed", "check_passed", "int"),
 )
+#: Added to the evaluations after the columnar read, from :meth:`Store.check_answers` (see :func:`load_frames`).
+CHECK_COLUMNS = ("check_type", "check_passed")
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
 RATING_READ = (
     ("id", "id", "int"), ("session_id", "session_id", "category"), ("task", "task", "category"),
@@ -164,7 +164,23 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
                                   "evaluations": ("evaluations", EVALUATION_READ),
                                   "ratings": ("ratings", RATING_READ)})
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
+        _add_check_columns(evaluations, store.check_answers())
     return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())
+
+
+def _add_check_columns(evaluations: pd.DataFrame, checks: Sequence[tuple[int, str, int | None]]) -> None:
+    """``check_type`` (category) and ``check_passed`` (float, NaN = none) on the answers to check questions, NaN
+    elsewhere: the few rows :meth:`Store.check_answers` returns, placed by id (tutorial and attention checks)."""
+    n = len(evaluations)
+    kinds = sorted({kind for _, kind, _ in checks})
+    codes, passed = np.full(n, -1, dtype=np.int8), np.full(n, np.nan)
+    if checks:
+        at = pd.Index(evaluations["id"].to_numpy()).get_indexer([i for i, _, _ in checks])
+        found = at >= 0  # an answer stored after the columnar read began is left for the next read
+        codes[at[found]] = [kinds.index(kind) for (_, kind, _), ok in zip(checks, found, strict=True) if ok]
+        passed[at[found]] = [np.nan if p is None else p for (_, _, p), ok in zip(checks, found, strict=True) if ok]
+    evaluations["check_type"] = pd.Categorical.from_codes(codes, categories=kinds)
+    evaluations["check_passed"] = passed
 
 
 def included_sessions(sessions: pd.DataFrame, completed_only: bool = False,

@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evalkit.analysis import Options, analyse, evaluations_csv, load_frames
@@ -485,3 +486,26 @@ def test_flags_without_check_ids_change_nothing(tmp_path: Path) -> None:
     loaded = open_study(config)
     assert loaded.study.task_checks("turing").tutorial_skippable
     assert all(q.check is None for q in plan(loaded.study, loaded.pools, 1, loaded.item_sets))
+
+
+def test_the_columnar_read_places_the_check_columns_by_id(tmp_path: Path) -> None:
+    """load_frames reads the check columns from Store.check_answers and puts them on the right rows: the same
+    values as reading every column as stored."""
+    from evalkit.analysis import load_frames
+    from evalkit.store import open_store
+
+    with open_store(tmp_path / "db.sqlite") as store:
+        s = store.create_session(study_version="v")
+        for i in range(6):
+            check = {1: ("attention", True), 3: ("tutorial", False), 4: ("attention", False)}.get(i)
+            store.record_answer(s.session_id, "t", i, "A", check=check and check[0],
+                                check_passed=check and check[1])
+        columnar, plain = load_frames(store), load_frames(store, full=True)
+    got = columnar.evaluations.sort_values("id")
+    want = plain.evaluations.sort_values("id")
+    def values(column: pd.Series) -> list:
+        return [None if pd.isna(v) else v for v in column.astype(object)]
+
+    assert values(got["check_type"]) == values(want["check_type"]) == [None, "attention", None, "tutorial",
+                                                                       "attention", None]
+    assert got["check_passed"].iloc[[1, 3, 4]].tolist() == [1.0, 0.0, 0.0] and got["check_passed"].isna().sum() == 3

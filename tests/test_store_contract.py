@@ -242,6 +242,9 @@ def test_check_answers_and_tries(store: Store) -> None:
     assert plain.check is None and plain.check_passed is None
     row = store.table("evaluations")[0]
     assert row["check_type"] == "tutorial" and row["check_passed"] == 0
+    attention = store.record_answer(s.session_id, "t", 5, "C", check="attention", check_passed=True)
+    # what the analysis reads of the check columns: the check answers only, by id
+    assert store.check_answers() == [(answer.id, "tutorial", 0), (attention.id, "attention", 1)]
     with pytest.raises(UnknownSession):
         store.record_check_try("0" * 32, "t", 0, "A", correct=True)
 
