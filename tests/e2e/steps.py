@@ -112,3 +112,26 @@ def complete_study(page: Any, url: str, name: str, *, max_screens: int = 80) -> 
             raise AssertionError(f"{name}: an unexpected screen at {page.url}: {page.inner_text('body')[:400]!r}")
         wait_for_app_run(page)
     raise AssertionError(f"{name}: not finished after {max_screens} screens")
+
+
+def move_slider(page: Any, index: int, steps: int) -> None:
+    """Move the ``index``-th slider of the page by ``steps`` with the arrow keys (negative: left), then wait until
+    the slider shows the value: on a busy machine the rerun a first key press starts can redraw the slider
+    while later presses are still coming, and those are lost; the missing ones are pressed again."""
+    slider = page.get_by_role("slider").nth(index)  # an <input type="range"> with min, max and step
+
+    def number(text: str | None) -> float:
+        return float(text or 0)
+
+    step = number(slider.get_attribute("step")) or 1.0
+    low, high = number(slider.get_attribute("min")), number(slider.get_attribute("max"))
+    target = min(max(number(slider.input_value()) + steps * step, low), high)
+    for _ in range(5):
+        missing = round((target - number(slider.input_value())) / step)
+        if missing == 0:
+            return
+        slider.focus()
+        for _ in range(abs(missing)):
+            page.keyboard.press("ArrowRight" if missing > 0 else "ArrowLeft")
+        wait_for_app_run(page)
+    assert number(slider.input_value()) == target, (slider.input_value(), target)

@@ -18,7 +18,7 @@ from evalkit.config import open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
 from tests.e2e.conftest import OUT, RESULTS_PASSWORD
-from tests.e2e.steps import Screens, choose, wait_for_app_run
+from tests.e2e.steps import Screens, choose, move_slider, wait_for_app_run
 from tests.helpers import SOURCES
 
 pytestmark = pytest.mark.e2e
@@ -112,10 +112,7 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     page.get_by_role("button", name="Accept: both are acceptable").click()
     wait_for_app_run(page)
     expect(page.get_by_text("Question 2 of 2")).to_be_visible()
-    slider = page.get_by_role("slider")
-    slider.focus()
-    for _ in range(40):
-        page.keyboard.press("ArrowLeft")
+    move_slider(page, 0, -40)
     shots.capture("pair-2")
     page.get_by_role("button", name="Reject: neither is acceptable").click()
 

@@ -17,7 +17,7 @@ from evalkit.config import open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
 from tests.e2e.conftest import OUT
-from tests.e2e.steps import choose, problems, start_session, wait_for_app_run
+from tests.e2e.steps import choose, move_slider, problems, start_session, wait_for_app_run
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -121,14 +121,6 @@ def stored(config: Path, database: Path) -> tuple[list[Any], dict[tuple[str, int
         if len(q.sources) == 2:
             assert (a.left_source, a.right_source) == q.sources
     return sorted(answers, key=lambda a: a.question_index), by_key
-
-
-def move_slider(page: Any, index: int, steps: int) -> None:
-    """Move the ``index``-th slider of the page by ``steps`` with the arrow keys (negative: left)."""
-    slider = page.get_by_role("slider").nth(index)
-    slider.focus()
-    for _ in range(abs(steps)):
-        page.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
 
 
 def test_help_example(run_example) -> None:
