@@ -26,9 +26,11 @@ from evalkit.checks import CheckFeedback, pending_feedback, skip_tutorial
 from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.login_limit import LoginLimiter
+from evalkit.queue import register as register_queues
+from evalkit.queue import resolve_step
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, Unavailable, open_store
-from evalkit.survey import Step, SurveyError, current_step, progress_label
+from evalkit.survey import Step, SurveyError, progress_label
 from evalkit.tasks import Metric, RatingTask
 from evalkit.tasks.rating import missing_scores
 from evalkit.tasks.responses import TIE, record_choice, record_slider
@@ -98,6 +100,7 @@ def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
     """One store per process and database (for PostgreSQL: one connection pool)."""
     store = open_store(_loaded.study.database)
     store.register_study(version, study_summary(_loaded.study))  # the database describes its own tasks
+    register_queues(store, _loaded.study, _loaded.item_sets)  # judgments_per_item: the shared queue's units
     return store
 
 
@@ -176,7 +179,8 @@ def step_of(loaded: LoadedStudy, store: Store, session: Session,
         st.session_state["_plan"] = (key, questions)
     if progress is None:
         progress = store.progress(session.session_id)
-    return current_step(loaded.study, questions, progress), questions
+    # current_step, with a queued task's item claimed from the shared queue (judgments_per_item)
+    return resolve_step(store, loaded.study, loaded.item_sets, session, questions, progress), questions
 
 
 def ended_notice() -> None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
 from .checks import TaskChecks
@@ -30,6 +32,8 @@ from .invite import (
     statuses_csv,
     statuses_of,
 )
+from .items import ItemSet
+from .queue import units
 from .sampling import PlanError, plan
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 from .tasks import kind_of
@@ -95,7 +99,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"Task {task.id!r} (rating): {len(items)} items in {task.items.name}, "
                   f"{len(task.metrics)} metrics, at least {task.min_items} item(s) per evaluator")
         elif outline := kind_of(task.kind).outline(task, loaded.item_sets):  # items kinds, forms
-            print(f"Task {task.id!r} ({task.kind}): {outline}{checks_outline(loaded.study.task_checks(task.id))}")
+            print(f"Task {task.id!r} ({task.kind}): {outline}{checks_outline(loaded.study.task_checks(task.id))}"
+                  f"{queue_outline(task, loaded.item_sets, study.seed)}")
         else:
             print(f"Task {task.id!r} ({task.kind}): {len(task.slots())} questions, selection {task.selection}, "
                   f"order {task.order}")
@@ -123,6 +128,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     print("\nOK: the study is valid." + (" (with warnings, see above)" if warnings else ""))
     return 0
+
+
+def queue_outline(task: Any, items: Mapping[Path, ItemSet], study_seed: int) -> str:
+    """``evalkit check``'s note on a ``judgments_per_item`` task: units, judgments, evaluators to fill it."""
+    spec = kind_of(task.kind).queue_spec(task)
+    if spec is None:
+        return ""
+    n = len(units(task, items, study_seed))
+    questions = task.source.questions
+    return (f"; items from a queue shared by all evaluators: {n} units (item and systems) x {spec.k} judgments = "
+            f"{n * spec.k} judgments, filled by about {math.ceil(n * spec.k / questions)} evaluators of {questions} "
+            f"questions; an unanswered claim returns to the queue after {spec.claim_minutes:g} min")
 
 
 def checks_outline(tc: TaskChecks | None) -> str:

@@ -109,6 +109,8 @@ class Question:
             out["input"] = self.input
         if self.title is not None:
             out["title"] = self.title
+        if self.slot < 0 and not self.texts:  # judgments_per_item: the item is claimed from the queue when reached
+            out["queued"] = True
         if with_sources:
             out.update(slot=self.slot, matched=self.matched)
             if self.check is not None:

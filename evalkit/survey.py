@@ -139,7 +139,9 @@ def finish_session(store: Store, study: Study, session_id: str) -> Session:
     per-session code when the study has no code for that outcome. The first completion decides and is stored
     (``sessions.completion_code``); later visits get the same code."""
     outcome = session_outcome(store.answers(session_id), study.max_failed_checks)
-    return store.complete_session(session_id, completion_code(study, outcome))
+    session = store.complete_session(session_id, completion_code(study, outcome))
+    store.release_claims(session_id)  # judgments_per_item: an unanswered claim goes back to the queue at once
+    return session
 
 
 def redirect_script(link: str, seconds: int) -> str:

@@ -8,6 +8,7 @@ import streamlit as st
 
 import ui
 from evalkit.invite import INVITED_META, check_link, invited_resume
+from evalkit.queue import is_full
 from evalkit.store import ParticipantHasSession
 from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
 
@@ -26,6 +27,9 @@ INVALID_LINK = (
 INVITED_ONLY = (
     "This study is open to invited participants only. Please open the personal link you received from the "
     "research team (it contains \"participant=\" and \"key=\").")
+STUDY_FULL = (
+    "**This study is full.** Every text has been judged as often as the research team needs, so no new "
+    "participants can start. Thank you for your interest; nothing was recorded.")
 INVITED_ID_TAKEN = (
     "This participant ID already has a session that was not started from its invitation link, so it cannot be "
     "continued or started here. Please contact the research team.")
@@ -93,6 +97,10 @@ if state == "paused":
     st.info("**The study is paused.** Please come back later; no new participants can start right now.")
     st.stop()
 
+if is_full(store, study):  # judgments_per_item: every item has its k judgments (or live claims)
+    st.info(STUDY_FULL)
+    st.stop()
+
 if st.session_state.get("_declined"):
     st.info("You have chosen not to take part. Nothing was recorded. You can close this page.")
     if st.button("I changed my mind"):
@@ -133,6 +141,9 @@ def _start() -> None:
         return
     if store.survey_state() == "paused":
         ui.flash("info", "The study was paused a moment ago. Please come back later.")
+        return
+    if is_full(store, study):  # the last slot went while this page was open
+        ui.flash("info", STUDY_FULL)
         return
     user_agent = (st.context.headers.get("User-Agent", "") or "") if study.record_user_agent else ""
     try:  # one transaction: two tabs of one participant clicking at once still make one session

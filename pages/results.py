@@ -44,6 +44,8 @@ from evalkit.export import (
     section_headings,
 )
 from evalkit.invite import status_counts, status_frame, statuses_of
+from evalkit.queue import statuses as queue_statuses
+from evalkit.queue import summary as queue_summary
 from evalkit.store import Store, StoreError, describe
 from evalkit.tasks.form_analysis import FormSummary, form_descriptions, forms_csv, forms_frame, summarise
 from evalkit.text import csv_safe
@@ -250,9 +252,23 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
     m[3].metric("Item ratings", report.n_ratings, help="Ratings of an item by one evaluator; an item rated by "
                 "two evaluators counts twice.")
     m[4].metric("Items rated", report.n_rated_items, help="Distinct items rated by at least one evaluator.")
+    show_queues()
     for result in report.sections():
         if tab_of(result) == "Overview":
             show_task(result, specs)
+
+
+def show_queues() -> None:
+    """Tasks with ``judgments_per_item``: how many judgments each unit (item and systems) has, read on every
+    render (a few counts), so it is current whenever the page shows new answers."""
+    found = queue_statuses(store, loaded.study)
+    if not found:
+        return
+    st.markdown("#### Judgments per item")
+    for task, spec, status in found:
+        st.progress(min(status.judged / max(status.units * spec.k, 1), 1.0), text=queue_summary(task, spec, status))
+    st.caption("A unit is an item with the systems one question shows. Claims of evaluators who leave return to "
+               "the queue after the task's claim_minutes; the judgments shown count every answer stored.")
 
 
 def show_task(result: TaskResult, specs: dict[str, dict]) -> None:

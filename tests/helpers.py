@@ -322,9 +322,16 @@ def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
     def weight(system: str) -> float:
         return {"gpt4": 3.0, "human": 2.0}.get(system, 1.0)
 
+    from evalkit.queue import claim_question, is_queued, register
+
+    register(store, loaded.study, loaded.item_sets)  # judgments_per_item tasks: their shared queue (idempotent)
     for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets):
         if q.kind not in ("compare", "score", "rank", "realfake"):
             continue
+        if is_queued(q):  # as the survey does when the evaluator reaches it: claim an item, fill the question in
+            q = claim_question(store, loaded.study, loaded.item_sets, session, q)
+            if q is None:
+                continue
         if q.check is not None and q.check.type == "attention" and q.check.rule == "source" and q.kind == "compare":
             # attention checks answered as expected: these evaluators pass, and their answers count
             responses.record_choice(store, session, q, q.labels[q.sources.index(q.check.want)], 1000, ties=True)

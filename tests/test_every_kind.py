@@ -28,8 +28,8 @@ from tests.helpers import ROOT, answer_items_tasks
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.toml"))
 
 
-#: studies under tests/ that use a kind no example uses yet (kind "form": until the crowd-study example of issue 13)
-TEST_STUDIES = [ROOT / "tests" / "fixtures" / "form_study" / "config.toml"]
+#: studies under tests/ that use a kind no example uses yet (none: the crowd example has the form kind now)
+TEST_STUDIES: list[Path] = []
 
 
 def test_every_registered_kind_has_a_ready_made_study() -> None:

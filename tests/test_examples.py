@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.config import open_study
+from evalkit.queue import is_queued
 from evalkit.sampling import plan
 from tests.helpers import ROOT
 
@@ -30,12 +31,13 @@ def test_example_opens_and_plans(name: str, tmp_path: Path) -> None:
     assert study.consent_text.strip() and study.estimated_minutes
     kinds = {t.kind for t in study.tasks}
     expected = {"cera": {"triplet", "pairwise", "rating"}, "help": {"compare"}, "direct-assessment": {"score"},
-                "turing": {"realfake"}, "best-of-3": {"rank"}, "graphmind": {"rating"}, "crowd": {"compare"}}[name]
+                "turing": {"realfake"}, "best-of-3": {"rank"}, "graphmind": {"rating"},
+                "crowd": {"form", "compare"}}[name]
     assert kinds == expected
     for seed in range(50):
         questions = plan(study, loaded.pools, seed, loaded.item_sets)
         for q in questions:  # items questions: one item, its outputs in display order
-            if q.kind in ("compare", "score", "rank", "realfake") and q.check is None:
+            if q.kind in ("compare", "score", "rank", "realfake") and q.check is None and not is_queued(q):
                 item = loaded.item_sets[study.task(q.task).source.items][q.slot]
                 assert q.review_ids == (item.id,) * len(q.sources)
                 assert q.texts == tuple(item.outputs[s] for s in q.sources)

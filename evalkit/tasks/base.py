@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..rng import Mulberry32
     from ..sampling import Question
     from ..store import Progress
+    from .itemsource import QueueSpec
 
 __all__ = ["ID", "Common", "ConfigError", "PlanInputs", "SurveyError", "Table", "TaskKind", "type_name"]
 
@@ -206,6 +207,15 @@ class TaskKind:
         """This evaluator's questions, for kinds whose ``source`` is ``"items"`` (seeded by ``inputs.seed``)."""
         return []
 
+    def queue_spec(self, task: Any) -> QueueSpec | None:
+        """The task's ``judgments_per_item`` queue (:mod:`evalkit.queue`), or None (the plan picks its items)."""
+        return None
+
+    def combos(self, task: Any, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
+        """The sets of systems one question of the task shows (config order); a queued task's units are every
+        item having the outputs of one of them."""
+        return []
+
     def results(self, evaluations: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> TaskResult | None:
         """The task's result tables from the included answers (every task's rows; the kind picks its own), its
         description as stored (:meth:`describe` plus id, kind, title) and the ``context`` (options, items file,
@@ -215,13 +225,18 @@ class TaskKind:
         return importlib.import_module(f"{__package__}.{self.analysis}").results(evaluations, task, context)
 
     def progress(self, task: Any, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
-        """(steps in all, steps done) of this task, for the overall progress bar."""
+        """(steps in all, steps done) of this task, for the overall progress bar (a task ended early, see
+        :meth:`next_question`, counts only the steps it had)."""
         done = progress.answered.get(task.id, set())
-        return len(questions), sum(1 for q in questions if q.index in done)
+        answered = sum(1 for q in questions if q.index in done)
+        return (answered if task.id in progress.finished else len(questions)), answered
 
     def next_question(self, task: Any, questions: Sequence[Question],
                       progress: Progress) -> tuple[int, Question | None, int, Mapping[int, str]] | None:
-        """(index, question, questions in the block, rated items) of the first open step; None when done."""
+        """(index, question, questions in the block, rated items) of the first open step; None when done (a
+        queued task is also done when its queue had nothing left for the evaluator: it is marked finished)."""
+        if task.id in progress.finished:
+            return None
         done = progress.answered.get(task.id, set())
         for q in questions:
             if q.index not in done:

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from .base import Common, PlanInputs, Table, TaskKind
 from .itemsource import (
     ItemsSource,
+    QueueSpec,
     balanced,
     check_source,
     combinations,
     items_source,
     outline,
     plan_items,
+    queued_questions,
     systems_of,
     task_rng,
 )
@@ -75,7 +77,15 @@ class CompareKind(TaskKind):
         its = items[task.source.items]
         check_source(file, task.id, task.source, its, 2, combinations(systems_of(task.source, its), 2))
 
+    def queue_spec(self, task: CompareTask) -> QueueSpec | None:
+        return task.source.queue
+
+    def combos(self, task: CompareTask, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
+        return combinations(systems_of(task.source, items[task.source.items]), 2)
+
     def plan(self, task: CompareTask, inputs: PlanInputs) -> list[Question]:
+        if task.source.queue is not None:  # the items come from the shared queue when the question is reached
+            return queued_questions(task.id, self.name, task.source.questions)
         its = inputs.items[task.source.items]
         rng = task_rng(task.id, inputs.seed)
         shown = balanced(combinations(systems_of(task.source, its), 2), task.source.questions, rng)

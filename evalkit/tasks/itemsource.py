@@ -37,8 +37,8 @@ from .base import Common, ConfigError, Table
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["ItemsSource", "PlanError", "balanced", "check_source", "deal", "items_source", "outline", "plan_items",
-           "systems_of"]
+__all__ = ["ItemsSource", "PlanError", "QueueSpec", "balanced", "check_source", "deal", "items_source", "outline",
+           "plan_items", "queued_questions", "systems_of"]
 
 _REJECTION_TRIES = 16
 T = TypeVar("T")
@@ -49,16 +49,28 @@ class PlanError(Exception):
 
 
 @dataclass(frozen=True)
+class QueueSpec:
+    """``judgments_per_item = k``: the task's items are dealt from one queue shared by all evaluators
+    (:mod:`evalkit.queue`), each item (with its systems) to ``k`` different evaluators; a claim that is not
+    answered within ``claim_minutes`` goes back to the queue."""
+
+    k: int
+    claim_minutes: float = 30.0
+
+
+@dataclass(frozen=True)
 class ItemsSource:
     """The keys of an items-based task that say where its questions come from."""
 
     items: Path
     systems: tuple[str, ...]  # () = every system of the file
     questions: int
+    queue: QueueSpec | None = None  # judgments_per_item: items from the shared queue, not the evaluator's seed
 
 
-def items_source(t: Table, common: Common, *, systems_key: bool = True) -> ItemsSource:
-    """Read ``items``, ``systems`` and ``questions`` (the file must exist; its content is checked later)."""
+def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: bool = True) -> ItemsSource:
+    """Read ``items``, ``systems`` and ``questions`` (the file must exist; its content is checked later), and
+    with ``queue`` the optional ``judgments_per_item`` / ``claim_minutes``."""
     rel = t.str("items")
     path = (common.base / rel).resolve()
     if not path.is_file():
@@ -68,7 +80,14 @@ def items_source(t: Table, common: Common, *, systems_key: bool = True) -> Items
         systems = t.strs("systems")
         if len(set(systems)) != len(systems):
             t.fail("systems", f"names a system twice: {list(systems)}")
-    return ItemsSource(items=path, systems=systems, questions=t.int("questions", minimum=1))
+    questions = t.int("questions", minimum=1)
+    spec = None
+    if queue and t.get("judgments_per_item", None) is not None:
+        spec = QueueSpec(k=t.int("judgments_per_item", minimum=1),
+                         claim_minutes=t.float("claim_minutes", 30, low=1, high=7 * 24 * 60))
+    elif "claim_minutes" in t.data:
+        t.fail("claim_minutes", "only applies to a task with judgments_per_item")
+    return ItemsSource(items=path, systems=systems, questions=questions, queue=spec)
 
 
 def systems_of(source: ItemsSource, items: ItemSet) -> tuple[str, ...]:
@@ -133,6 +152,15 @@ def balanced(combos: Sequence[tuple[str, ...]], questions: int, rng: Mulberry32)
 def combinations(systems: Sequence[str], n: int) -> list[tuple[str, ...]]:
     """Every set of ``n`` systems, in config order."""
     return list(itertools.combinations(systems, n))
+
+
+def queued_questions(task_id: str, kind: str, questions: int) -> list[Question]:
+    """A queued task's plan: ``questions`` placeholders (no item yet; :func:`evalkit.queue.is_queued`), each
+    filled with the item claimed from the shared queue when the evaluator reaches it (:mod:`evalkit.queue`)."""
+    from ..sampling import Question
+
+    return [Question(task=task_id, kind=kind, index=i, slot=-1, domain="", review_ids=(), sources=(), texts=(),
+                     matched=True) for i in range(questions)]
 
 
 def task_rng(task_id: str, seed: int) -> Mulberry32:

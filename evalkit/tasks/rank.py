@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from .base import Common, PlanInputs, SurveyError, Table, TaskKind
 from .itemsource import (
     ItemsSource,
+    QueueSpec,
     balanced,
     check_source,
     combinations,
     items_source,
     outline,
     plan_items,
+    queued_questions,
     systems_of,
     task_rng,
 )
@@ -90,7 +92,16 @@ class RankKind(TaskKind):
         n = task.shown(systems)
         check_source(file, task.id, task.source, its, max(n, 2), combinations(systems, n))
 
+    def queue_spec(self, task: RankTask) -> QueueSpec | None:
+        return task.source.queue
+
+    def combos(self, task: RankTask, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
+        systems = systems_of(task.source, items[task.source.items])
+        return combinations(systems, task.shown(systems))
+
     def plan(self, task: RankTask, inputs: PlanInputs) -> list[Question]:
+        if task.source.queue is not None:  # the items come from the shared queue when the question is reached
+            return queued_questions(task.id, self.name, task.source.questions)
         its = inputs.items[task.source.items]
         rng = task_rng(task.id, inputs.seed)
         systems = systems_of(task.source, its)

@@ -85,7 +85,10 @@ class RealFakeKind(TaskKind):
             for key in ("sources", "domains"):
                 if key in t.data:
                     t.fail(key, "is for texts from the review pools; this task reads an items file ('items')")
-            source = items_source(t, common)
+            if "judgments_per_item" in t.data:
+                t.fail("judgments_per_item", "is available for compare, score and rank tasks; a realfake task "
+                       "balances real and generated texts per evaluator instead")
+            source = items_source(t, common, queue=False)
             if source.systems:
                 if target not in source.systems:
                     t.fail("target", f"{target!r} is not one of the task's systems {list(source.systems)}")

@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from .base import Common, PlanInputs, SurveyError, Table, TaskKind
 from .itemsource import (
     ItemsSource,
+    QueueSpec,
     balanced,
     check_source,
     combinations,
     items_source,
     outline,
     plan_items,
+    queued_questions,
     systems_of,
     task_rng,
 )
@@ -139,7 +141,15 @@ class ScoreKind(TaskKind):
         n = task.outputs_per_question
         check_source(file, task.id, task.source, its, n, combinations(systems_of(task.source, its), n))
 
+    def queue_spec(self, task: ScoreTask) -> QueueSpec | None:
+        return task.source.queue
+
+    def combos(self, task: ScoreTask, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
+        return combinations(systems_of(task.source, items[task.source.items]), task.outputs_per_question)
+
     def plan(self, task: ScoreTask, inputs: PlanInputs) -> list[Question]:
+        if task.source.queue is not None:  # the items come from the shared queue when the question is reached
+            return queued_questions(task.id, self.name, task.source.questions)
         its = inputs.items[task.source.items]
         rng = task_rng(task.id, inputs.seed)
         combos = combinations(systems_of(task.source, its), task.outputs_per_question)

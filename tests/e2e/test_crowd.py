@@ -1,8 +1,10 @@
-"""Real browser: the ``examples/crowd`` study (a tutorial, two silent attention checks, pass / fail codes and
-the redirect back to the platform) completed twice in Chromium against ``streamlit run``: once answering the
-checks right (pass code, at 1280 px) and once wrong (fail code, at 390 px). The database is checked after
-each: every question answered once, the check columns, every try of the tutorial, the code in the session
-row, and the automatic redirect carrying the code. Screenshots: ``test-output/screens/crowd-*.png``."""
+"""Real browser: the ``examples/crowd`` study (a background form, a tutorial, two silent attention checks, pass /
+fail codes, k = 3 judgments per item from the shared queue, and the redirect back to the platform) completed
+twice in Chromium against ``streamlit run``: once answering the checks right (pass code, at 1280 px) and once
+wrong (fail code, at 390 px). The database is checked after each: the form's answers, every question answered
+once, the check columns, every try of the tutorial, the queue's claims (the items shown are the ones claimed,
+never one twice for an evaluator), the code in the session row, and the automatic redirect carrying the code.
+Screenshots: ``test-output/screens/crowd-*.png``."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.config import open_study
+from evalkit.queue import parse_unit
 from evalkit.sampling import Question, plan
 from evalkit.store import open_store
 from tests.e2e.conftest import RESULTS_PASSWORD
@@ -38,8 +41,9 @@ def shot(page: Any, name: str) -> None:
     page.screenshot(path=str(SCREENS / f"crowd-{name}.png"), full_page=True)
 
 
-def answer(page: Any, q: Question, system: str) -> None:
-    label = q.labels[q.sources.index(system)]
+def answer(page: Any, q: Question, system: str | None) -> None:
+    """Choose the response of ``system`` (a check question's, whose order the plan knows), or Response A."""
+    label = "A" if system is None else q.labels[q.sources.index(system)]
     page.get_by_test_id("stRadio").get_by_text(f"Response {label}", exact=True).click()
     page.get_by_role("button", name="Next", exact=True).click()
     wait_for_app_run(page)
@@ -66,6 +70,18 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         page.get_by_role("button", name="Start the study").click()
         wait_for_app_run(page)
         token = token_of(page.url)
+        expect(page.get_by_role("heading", name="About you")).to_be_visible()  # the background form first
+        page.get_by_role("button", name="Begin").click()
+        wait_for_app_run(page)
+        page.get_by_label("What is your native language?").fill(f"Language of {pid}")
+        page.get_by_label("What is your native language?").press("Tab")
+        wait_for_app_run(page)
+        page.get_by_test_id("stRadio").get_by_text("Fluent", exact=True).click()
+        wait_for_app_run(page)
+        shot(page, f"form-{width}")
+        page.get_by_role("button", name="Continue").click()
+        wait_for_app_run(page)
+        expect(page.get_by_text("Task 2 of 2 · Compare two replies")).to_be_visible()
         page.get_by_role("button", name="Begin").click()
         wait_for_app_run(page)
         loaded = open_study(config, database=database)
@@ -91,8 +107,8 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
                 shot(page, f"attention-check-{width}")
                 answer(page, q, "good" if checks_right else "bad")
                 assert problems(page) == []  # silent
-            else:
-                answer(page, q, q.sources[0])
+            else:  # a question whose review and pair were claimed from the shared queue
+                answer(page, q, None)
         expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
         code = "C1A2B3" if checks_right else "C9FAIL"
         expect(page.get_by_text(code, exact=True)).to_be_visible()
@@ -109,8 +125,10 @@ def check_database(database: Path, token: str, *, passed: bool) -> None:
     with open_store(database) as store:
         session = store.get_session(token)
         assert session.status == "completed" and session.completion_code == ("C1A2B3" if passed else "C9FAIL")
+        assert {r.field: r.value for r in store.form_answers(token, "background")} == {
+            "native_language": f"Language of {session.external_id}", "english": "Fluent", "age": None}
         answers = store.answers(token)
-        assert sorted(a.question_index for a in answers) == list(range(6))  # each question once
+        assert sorted(a.question_index for a in answers) == list(range(7))  # each question once
         checks = {a.question_index: (a.check, a.check_passed) for a in answers if a.check}
         assert sorted(checks.values(), key=str) == sorted(
             [("tutorial", False), ("attention", passed), ("attention", passed)], key=str)
@@ -118,6 +136,14 @@ def check_database(database: Path, token: str, *, passed: bool) -> None:
         tutorial = [t for t in tries if t["question_index"] == 0]
         assert [(t["attempt"], t["correct"]) for t in tutorial] == [(1, 0), (2, 1)]  # every try stored
         assert len(tries) == 4  # and one for each attention check
+        claims = store.progress(token).claims["replies"]  # the four queued questions: one claim each, kept
+        queued = [a for a in answers if not a.check]
+        assert sorted(claims) == sorted(a.question_index for a in queued) and len(set(claims.values())) == 4
+        for a in queued:  # the item and systems shown are the claimed unit's
+            item, systems = parse_unit(claims[a.question_index])
+            assert a.item_ids == (item, item) and sorted(a.sources) == sorted(systems)
+        status = store.queue_status("replies", 3)
+        assert status.live == 0 and status.units == 24
 
 
 def test_crowd_study_pass_and_fail(start_app, browser, tmp_path) -> None:
@@ -130,6 +156,9 @@ def test_crowd_study_pass_and_fail(start_app, browser, tmp_path) -> None:
     token, visited = run_evaluator(browser, url, config, database, pid="FAIL1", width=390, checks_right=False)
     check_database(database, token, passed=False)
     assert visited == [f"{PLATFORM}/complete?cc=C9FAIL"]
+    with open_store(database) as store:  # least-judged first: two evaluators of 4 questions, 8 distinct units
+        assert store.queue_status("replies", 3).judged == 8
+        assert store.queue_status("replies", 3).judgments == {0: 16, 1: 8}
     results_page(browser, url)
 
 

@@ -1,0 +1,158 @@
+"""k judgments per item: a queue of items shared by all evaluators (``judgments_per_item = k`` on a compare,
+score or rank task), Pearmut's "single stream" with claims that expire.
+
+How it works
+------------
+* The task's **units** are every item (of its items file, attention-check items left out) together with one
+  set of systems a question shows (:meth:`TaskKind.combos`): with two systems a unit is an item; with three
+  systems compared in pairs, an item has three units (A-B, A-C, B-C). They are registered in the store once per
+  process (:func:`register`), in an order shuffled by the study seed, which breaks ties between equally judged
+  units (so the items file's order does not decide who is judged first).
+* An evaluator's plan has ``questions`` placeholders for the task (:func:`~evalkit.tasks.itemsource.queued_questions`).
+  When the evaluator reaches one, :func:`resolve_step` claims a unit for it in one store transaction
+  (:meth:`Store.claim`): the least judged unit (answered plus live claims), never one this evaluator had, fewer
+  than ``k`` taken; page reruns and reloads get the same unit back (the claim is keyed by the question).
+* A claim not answered within ``claim_minutes`` goes back to the queue; a session that completes gives its open
+  claims back at once (:func:`evalkit.survey.finish_session`).
+* When no unit is left for an evaluator, the task ends for them early (marked finished: they go on with the next
+  task and their progress bar skips the missing steps). When every queued task of the study has no open slot,
+  new evaluators see "this study is full" on the consent page (:func:`is_full`) and no session is created.
+
+The answer is stored like any other: item id (``review_ids``) and systems in display order; the analysis does not
+know the items came from a queue.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .rng import Mulberry32, derive_seed, shuffle
+from .tasks import kind_of
+
+if TYPE_CHECKING:
+    from .config import Study
+    from .items import ItemSet
+    from .sampling import Question
+    from .store import Progress, QueueStatus, Session, Store
+    from .survey import Step
+    from .tasks.itemsource import QueueSpec
+
+__all__ = ["claim_question", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks", "register", "resolve_step",
+           "statuses", "summary", "unit_key", "units"]
+
+
+def unit_key(item_id: str, systems: Sequence[str]) -> str:
+    """The store's key of one unit: a JSON list ``[item id, system, ...]`` (unambiguous whatever the names)."""
+    return json.dumps([item_id, *systems], ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_unit(unit: str) -> tuple[str, tuple[str, ...]]:
+    """(item id, systems) of a unit key; ValueError when it is not one."""
+    value = json.loads(unit)
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"not a queue unit: {unit!r}")
+    return value[0], tuple(value[1:])
+
+
+def queued_tasks(study: Study) -> list[tuple[Any, QueueSpec]]:
+    """The study's tasks that take their items from the shared queue, with their settings."""
+    out = []
+    for task in study.tasks:
+        spec = kind_of(task.kind).queue_spec(task)
+        if spec is not None:
+            out.append((task, spec))
+    return out
+
+
+def units(task: Any, items: Mapping[Path, ItemSet], study_seed: int) -> list[str]:
+    """Every unit of a queued task, in the order that breaks ties (shuffled by the study seed)."""
+    kind = kind_of(task.kind)
+    (path,) = kind.items_files(task)
+    its = items[path]
+    keys = [unit_key(its[p].id, combo) for combo in kind.combos(task, items) for p in its.candidates(combo)]
+    return shuffle(keys, Mulberry32(derive_seed("evalkit-queue", task.id, study_seed)))
+
+
+def register(store: Store, study: Study, items: Mapping[Path, ItemSet]) -> dict[str, int]:
+    """Register the units of every queued task (idempotent); returns how many were new, by task."""
+    return {task.id: store.add_queue_units(task.id, units(task, items, study.seed)) for task, _ in queued_tasks(study)}
+
+
+def statuses(store: Store, study: Study) -> list[tuple[Any, QueueSpec, QueueStatus]]:
+    """Each queued task with its settings and the queue's state (units, judgments, live claims, open slots)."""
+    return [(task, spec, store.queue_status(task.id, spec.k)) for task, spec in queued_tasks(study)]
+
+
+def is_full(store: Store, study: Study) -> bool:
+    """Whether the study has queued tasks and none of them has an open slot: a new evaluator would get no item."""
+    found = statuses(store, study)
+    return bool(found) and all(status.full for _, _, status in found)
+
+
+def is_queued(question: Question) -> bool:
+    """Whether a planned question is a queue placeholder (its item is claimed when the evaluator reaches it)."""
+    return question.slot < 0 and not question.texts
+
+
+def fill(question: Question, unit: str, its: ItemSet, seed: int) -> Question:
+    """The placeholder ``question`` with the claimed unit's item and outputs, the systems in display order.
+
+    The order is seeded by the evaluator's seed and the question (reproducible on a rerun or a reload): a pair
+    is shown either way round with equal chance, more outputs are shuffled."""
+    item_id, systems = parse_unit(unit)
+    item = its.by_id(item_id)
+    order = shuffle(list(systems), Mulberry32(derive_seed("evalkit-queue-order", question.task, seed, question.index)))
+    return replace(question, slot=its.index[item_id], review_ids=(item.id,) * len(order), sources=tuple(order),
+                   texts=tuple(item.outputs[s] for s in order), input=item.input or None, title=item.title)
+
+
+def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
+                   question: Question, progress: Progress | None = None) -> Question | None:
+    """A queued placeholder filled with the unit the session holds for it (``progress.claims``), or else with
+    one claimed now (:meth:`Store.claim`); None when the queue has nothing left for this evaluator."""
+    task = study.task(question.task)
+    kind = kind_of(task.kind)
+    spec = kind.queue_spec(task)
+    assert spec is not None, f"task {task.id!r} has no queue"
+    unit = progress.claims.get(task.id, {}).get(question.index) if progress is not None else None
+    if unit is None:
+        unit = store.claim(task.id, session.session_id, question.index, k=spec.k,
+                           expire_seconds=spec.claim_minutes * 60)
+    if unit is None:
+        return None
+    (path,) = kind.items_files(task)
+    return fill(question, unit, items[path], session.seed)
+
+
+def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
+                 questions: Sequence[Question], progress: Progress) -> Step:
+    """Where the session stands (:func:`evalkit.survey.current_step`), with a queued question's item claimed
+    from the store and filled in. A queued task with nothing left for this evaluator is marked finished and the
+    next step is taken instead."""
+    from .survey import current_step  # (survey imports the config, which imports the task kinds)
+
+    for _ in range(len(study.tasks) + 1):
+        step = current_step(study, questions, progress)
+        if step.question is None or step.task is None or not is_queued(step.question):
+            return step
+        filled = claim_question(store, study, items, session, step.question, progress)
+        if filled is not None:
+            return replace(step, question=filled)
+        store.finish_task(session.session_id, step.task.id)  # the queue has nothing left for this evaluator
+        progress = store.progress(session.session_id)
+    raise RuntimeError("the queued tasks did not settle")  # cannot happen: each pass finishes one task
+
+
+def summary(task: Any, spec: QueueSpec, status: QueueStatus) -> str:
+    """One line for the results page: how far a queued task is from k judgments of every unit."""
+    wanted = status.units * spec.k
+    spread = ", ".join(f"{status.judgments.get(n, 0):,} with {n}" for n in range(spec.k + 1))
+    state = "**full**: every unit has its judgments or a live claim" if status.full else \
+        f"{status.open_slots:,} open slot(s)"
+    return (f"**{task.title}** ({task.id}): {status.judged:,} of {wanted:,} judgments given "
+            f"({status.units:,} units x k = {spec.k}), {status.live:,} claimed now, {state}. Units by judgments: "
+            f"{spread}.")

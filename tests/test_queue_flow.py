@@ -1,0 +1,211 @@
+"""k judgments per item (``judgments_per_item``): the config keys, the units, the flow that claims an item when
+an evaluator reaches a question, and simulated evaluators in parallel on every backend (issue 13, section 4)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evalkit.config import ConfigError, open_study
+from evalkit.queue import is_full, is_queued, parse_unit, register, resolve_step, statuses, unit_key, units
+from evalkit.sampling import plan
+from evalkit.store import open_store
+from evalkit.survey import finish_session
+from evalkit.tasks import responses
+from tests.item_study import make_items_study, task_block
+
+#: 12 items x 1 pair = 12 units; k = 3 -> 36 judgments = 9 evaluators of 4 questions (3k evaluators)
+PAIR = task_block("compare", questions=4).replace('systems = ["gpt4", "t5", "human"]', 'systems = ["gpt4", "human"]')
+
+
+def queued(block: str, k: int = 3, extra: str = "") -> str:
+    return block + f"judgments_per_item = {k}\n" + extra
+
+
+def open_queued(tmp: Path, block: str, **kw):
+    return open_study(make_items_study(tmp, block, **kw))
+
+
+def answer(store, loaded, session, rng: random.Random) -> list[str]:
+    """Walk one evaluator through the study as the app does (resolve the step, answer it, again), returning the
+    units they judged; then finish the session."""
+    questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+    judged = []
+    while True:
+        step = resolve_step(store, loaded.study, loaded.item_sets, session, questions,
+                            store.progress(session.session_id))
+        if step.question is None:
+            break
+        q = step.question
+        assert not is_queued(q) and q.texts and q.input
+        responses.record_choice(store, session, q, rng.choice(q.labels), 1000)
+        judged.append(unit_key(q.review_ids[0], sorted(q.sources, key=["gpt4", "t5", "human"].index)))
+    finish_session(store, loaded.study, session.session_id)
+    return judged
+
+
+# ----------------------------------------------------------------------------- config and units
+
+
+def test_config_reads_judgments_per_item_and_claim_minutes(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR, 3, "claim_minutes = 45\n"))
+    spec = loaded.study.task("help").source.queue
+    assert (spec.k, spec.claim_minutes) == (3, 45.0)
+    plain = open_queued(tmp_path / "plain", PAIR)
+    assert plain.study.task("help").source.queue is None
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("judgments_per_item = 0\n", "key 'judgments_per_item': must be at least 1"),
+    ('judgments_per_item = "3"\n', "key 'judgments_per_item': must be an integer"),
+    ("claim_minutes = 30\n", "key 'claim_minutes': only applies to a task with judgments_per_item"),
+    ("judgments_per_item = 2\nclaim_minutes = 0\n", "key 'claim_minutes': must be between 1"),
+])
+def test_config_mistakes_are_named(tmp_path: Path, extra: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        open_queued(tmp_path, PAIR + extra)
+
+
+def test_realfake_refuses_judgments_per_item(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="key 'judgments_per_item': is available for compare, score and rank"):
+        open_queued(tmp_path, queued(task_block("realfake"), 2))
+
+
+def test_units_are_every_item_with_every_combination_and_no_check_item(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(task_block("compare", questions=4), 2), n=5, gold=2)
+    task = loaded.study.task("help")
+    keys = units(task, loaded.item_sets, loaded.study.seed)
+    assert len(keys) == len(set(keys)) == 5 * 3  # 5 items x 3 pairs; the two gold items are not units
+    parsed = [parse_unit(k) for k in keys]
+    assert Counter(systems for _, systems in parsed) == {("gpt4", "t5"): 5, ("gpt4", "human"): 5,
+                                                         ("t5", "human"): 5}
+    assert {item for item, _ in parsed} == {f"r{i}" for i in range(5)}
+    assert keys == units(task, loaded.item_sets, loaded.study.seed)  # the order is seeded, not random
+    assert sorted(keys) != keys or len(keys) < 3  # ... and shuffled (ties are broken away from file order)
+
+
+def test_unit_keys_round_trip_any_name() -> None:
+    assert parse_unit(unit_key('we"ird|id', ("a,b", "ü"))) == ('we"ird|id', ("a,b", "ü"))
+    with pytest.raises(ValueError, match="not a queue unit"):
+        parse_unit(json.dumps(["only-an-item"]))
+
+
+def test_the_plan_has_placeholders_and_the_checks_around_them(tmp_path: Path) -> None:
+    block = queued(PAIR, 3, 'tutorial = ["gold0"]\nattention_checks = ["gold1"]\n')
+    loaded = open_queued(tmp_path, block, gold=2)
+    questions = plan(loaded.study, loaded.pools, 11, loaded.item_sets)
+    assert [q.index for q in questions] == list(range(6))
+    assert questions[0].check is not None and questions[0].check.type == "tutorial"
+    assert sum(is_queued(q) for q in questions) == 4
+    assert sum(q.check is not None and q.check.type == "attention" for q in questions) == 1
+    assert questions == plan(loaded.study, loaded.pools, 11, loaded.item_sets)
+
+
+# ----------------------------------------------------------------------------- the flow
+
+
+def test_claimed_item_is_filled_in_and_stays_the_same_on_a_rerun(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR))
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        session = store.create_session(study_version=loaded.version, evaluator_name="a")
+        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+        def step():
+            return resolve_step(store, loaded.study, loaded.item_sets, session, questions,
+                                store.progress(session.session_id))
+
+        first, again = step(), step()
+        assert first.question == again.question and set(first.question.sources) == {"gpt4", "human"}
+        item = loaded.item_sets[loaded.study.task("help").source.items].by_id(first.question.review_ids[0])
+        assert first.question.texts == tuple(item.outputs[s] for s in first.question.sources)
+        assert first.question.input == item.input
+        status = store.queue_status("help", 3)
+        assert (status.units, status.live, status.judged) == (12, 1, 0)
+        answer_ = responses.record_choice(store, session, first.question, "A", 900)
+        assert answer_.review_source == first.question.sources[0]
+        assert store.queue_status("help", 3).judged == 1
+
+
+def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path: Path, db_url: str) -> None:
+    """Nine evaluators (3k, k = 3) in parallel threads, each with its own store connection, fill the queue of 12
+    units x 3 with their 4 questions each: every unit judged by exactly 3 different evaluators; then the study is
+    full and a tenth evaluator gets no queued question (the task ends for them at once)."""
+    loaded = open_queued(tmp_path, queued(PAIR, 3))
+    url = db_url
+    with open_store(url) as store:
+        register(store, loaded.study, loaded.item_sets)
+        assert not is_full(store, loaded.study)
+    judged: dict[int, list[str]] = {}
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(9)
+
+    def evaluator(n: int) -> None:
+        try:
+            with open_store(url) as store:
+                session = store.create_session(study_version=loaded.version, evaluator_name=f"e{n}")
+                barrier.wait()
+                judged[n] = answer(store, loaded, session, random.Random(n))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=evaluator, args=(n,)) for n in range(9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert all(len(units_) == 4 for units_ in judged.values())
+    assert all(len(set(units_)) == 4 for units_ in judged.values())  # never a unit twice for one evaluator
+    counts = Counter(u for units_ in judged.values() for u in units_)
+    with open_store(url) as store:
+        all_units = set(units(loaded.study.task("help"), loaded.item_sets, loaded.study.seed))
+        assert set(counts) == all_units and set(counts.values()) == {3}
+        assert len(store.answers(task="help")) == 36
+        ((_, _, status),) = statuses(store, loaded.study)
+        assert (status.judged, status.live, status.open_slots, status.full) == (36, 0, 0, True)
+        assert status.judgments == {3: 12}
+        assert is_full(store, loaded.study)
+        late = store.create_session(study_version=loaded.version, evaluator_name="late")
+        assert answer(store, loaded, late, random.Random(99)) == []
+        assert "help" in store.progress(late.session_id).finished
+
+
+def test_a_claim_of_an_evaluator_who_left_goes_to_the_next_after_it_expires(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR, 1, "claim_minutes = 1\n"), n=1)
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        gone = store.create_session(study_version=loaded.version, evaluator_name="gone")
+        questions = plan(loaded.study, loaded.pools, gone.seed, loaded.item_sets)
+        assert resolve_step(store, loaded.study, loaded.item_sets, gone, questions,
+                            store.progress(gone.session_id)).question is not None
+        assert is_full(store, loaded.study)  # the only slot is claimed
+        unit = store.queue_status("help", 1)
+        assert unit.live == 1
+        later = store.create_session(study_version=loaded.version, evaluator_name="later")
+        assert store.claim("help", later.session_id, 0, k=1, expire_seconds=60, now=time.time() + 30) is None
+        assert store.claim("help", later.session_id, 0, k=1, expire_seconds=60, now=time.time() + 61) is not None
+
+
+def test_finishing_gives_open_claims_back(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR, 1), n=4)
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        session = store.create_session(study_version=loaded.version, evaluator_name="a")
+        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+        resolve_step(store, loaded.study, loaded.item_sets, session, questions, store.progress(session.session_id))
+        assert store.queue_status("help", 1).live == 1
+        finish_session(store, loaded.study, session.session_id)  # e.g. a time limit ended the session early
+        assert store.queue_status("help", 1).live == 0
+
+
+def test_register_is_idempotent(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR))
+    with open_store(tmp_path / "q.sqlite") as store:
+        assert register(store, loaded.study, loaded.item_sets) == {"help": 12}
+        assert register(store, loaded.study, loaded.item_sets) == {"help": 0}
