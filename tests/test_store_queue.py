@@ -50,7 +50,8 @@ def claims_per_unit(store: Store, task: str = "t") -> collections.Counter:
 
 def test_add_queue_units_is_idempotent_and_keeps_the_first_order(store: Store) -> None:
     assert store.add_queue_units("t", ["c", "a", "b", "a"]) == 3  # a unit given twice counts once
-    assert store.add_queue_units("t", ["a", "b", "c"]) == 0
+    assert store.add_queue_units("t", ["a", "b", "c"]) == 0  # all there: remembered by its hash
+    assert store.add_queue_units("t", ["a", "b", "c"]) == 0 and store.get_setting("queue:t")
     assert store.add_queue_units("t", ["d", "a"]) == 1
     assert store.add_queue_units("other", ["a"]) == 1  # another task's queue
     assert store.add_queue_units("t", []) == 0

@@ -22,6 +22,7 @@ import abc
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import json
 import re
 import secrets
@@ -982,8 +983,9 @@ class Store(abc.ABC):
         """Register ``task``'s queue units (opaque keys), in the order given; returns how many were new.
 
         Idempotent: a unit already registered keeps its first position; a unit given twice counts once. One
-        write transaction (PostgreSQL: ``COPY``); when every unit is already there (the app calls this once
-        per process at start) nothing is written: a count and one read of the task's units.
+        write transaction (PostgreSQL: ``COPY``). The app calls this once per process at start: a list found
+        whole in the queue is remembered by its SHA-256 (setting ``queue:<task>``), so the next call with the
+        same list reads one setting and writes nothing (100,000 units: a hash of the list, not a read of them).
         """
         if not isinstance(task, str) or not task:
             raise ValueError("task must be a non-empty string")
@@ -992,13 +994,12 @@ class Store(abc.ABC):
             raise ValueError("queue units must be non-empty strings")
         if not wanted:
             return 0
+        key, digest = f"queue:{task}", hashlib.sha256(json.dumps(wanted).encode()).hexdigest()
         have = "SELECT unit FROM queue_units WHERE task = ?"
         with self._conn() as conn:
-            n = int(self._exec(conn, "SELECT count(*) AS n FROM queue_units WHERE task = ?", (task,)).fetchone()["n"])
-            if n >= len(wanted):
-                known = {r["unit"] for r in self._exec(conn, have, (task,))}
-                if known.issuperset(wanted):
-                    return 0
+            row = self._exec(conn, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+            if row is not None and row["value"] == digest:
+                return 0
         with self._write() as conn:
             self._lock_queue(conn, task)
             known = {r["unit"] for r in self._exec(conn, have, (task,))}
@@ -1008,6 +1009,7 @@ class Store(abc.ABC):
                                  (task,)).fetchone()["p"]
                 self._import_rows(conn, "queue_units", COLUMNS["queue_units"],
                                   ((task, u, int(top) + 1 + i, 0) for i, u in enumerate(new)))
+            self._put_setting(conn, key, digest)
         return len(new)
 
     @retried
@@ -1305,10 +1307,11 @@ class Store(abc.ABC):
         """True when the database holds no study data (only the settings every fresh database has)."""
         counts = self.counts()
         with self._conn() as conn:
-            extra = self._exec(conn, f"SELECT count(*) AS n FROM settings WHERE key NOT IN "
+            extra = self._exec(conn, f"SELECT count(*) AS n FROM settings WHERE key NOT LIKE 'queue:%' AND key NOT IN "
                                      f"({', '.join('?' * len(HOUSEKEEPING_SETTINGS))})",
                                HOUSEKEEPING_SETTINGS).fetchone()["n"]
-        # (queue units alone are not study data: the app registers them from the config when it starts)
+        # (queue units alone are not study data: the app registers them from the config when it starts, and
+        # remembers them in the settings as ``queue:<task>``)
         return extra == 0 and all(n == 0 for t, n in counts.items() if t not in ("settings", "queue_units"))
 
     def import_from(self, source: Store, *, replace: bool = False, batch: int = 10_000) -> dict[str, int]:
