@@ -2,7 +2,7 @@
 
     python bench/run.py            # all of them (about 17 minutes on 2 cores)
     python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items
-                                   #         plan_items analysis_items
+                                   #         plan_items analysis_items queue
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "plan_items",
-              "analysis_items"]
+              "analysis_items", "queue"]
 
 
 def main() -> int:

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 import functools
+import hashlib
 import json
 import re
 import secrets
+import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -58,14 +61,30 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         question_index INTEGER NOT NULL, attempt INTEGER NOT NULL, response TEXT NOT NULL,
         correct INTEGER NOT NULL, detail TEXT, time_spent_ms BIGINT, created_at TEXT NOT NULL,
         PRIMARY KEY (session_id, task, question_index, attempt))"""),
+    # the k-judgments-per-item queue (``judgments_per_item``): a task's units, each with its count of claims
+    # that are live or answered (``taken``), and every claim ever made (an expired one kept, for the record);
+    # ``answered`` is set by the expiry sweep when it finds a claim answered (the answer itself is in
+    # ``evaluations``), which takes the claim out of the sweep's partial index for good
+    6: ("""CREATE TABLE IF NOT EXISTS queue_units (
+        task TEXT NOT NULL, unit TEXT NOT NULL, position BIGINT NOT NULL, taken INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (task, unit))""",
+        "CREATE INDEX IF NOT EXISTS queue_units_pick ON queue_units (task, taken, position)",
+        """CREATE TABLE IF NOT EXISTS claims (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id), task TEXT NOT NULL, unit TEXT NOT NULL,
+        question_index INTEGER NOT NULL, claimed_at DOUBLE PRECISION NOT NULL, expired_at DOUBLE PRECISION,
+        answered INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, task, unit))""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS claims_question ON claims (session_id, task, question_index)",
+        "CREATE INDEX IF NOT EXISTS claims_sweep ON claims (task, claimed_at) WHERE expired_at IS NULL "
+        "AND answered = 0"),
 }
 TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
-          "participants", "check_tries")
+          "participants", "check_tries", "queue_units", "claims")
 #: The order rows are listed and exported in, the same on every backend.
 TABLE_ORDER = {"sessions": "started_at, session_id", "evaluations": "id", "ratings": "id",
                "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id",
                "form_answers": "created_at, session_id, task, field", "participants": "created_at, participant_id",
-               "check_tries": "created_at, session_id, task, question_index, attempt"}
+               "check_tries": "created_at, session_id, task, question_index, attempt",
+               "queue_units": "task, position, unit", "claims": "claimed_at, session_id, task, unit"}
 #: Every table's columns, in order (the same on every backend: a researcher's SQL and the exports do not change).
 COLUMNS = {
     "sessions": ("session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
@@ -82,9 +101,11 @@ COLUMNS = {
     "participants": ("participant_id", "key_hash", "note", "created_at"),
     "check_tries": ("session_id", "task", "question_index", "attempt", "response", "correct", "detail",
                     "time_spent_ms", "created_at"),
+    "queue_units": ("task", "unit", "position", "taken"),
+    "claims": ("session_id", "task", "unit", "question_index", "claimed_at", "expired_at", "answered"),
 }
 #: Tables whose rows belong to one session (deleted with it), children first.
-SESSION_TABLES = ("evaluations", "ratings", "task_status", "form_answers", "check_tries")
+SESSION_TABLES = ("evaluations", "ratings", "task_status", "form_answers", "check_tries", "claims")
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
 SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
@@ -277,11 +298,32 @@ class FormAnswer:
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a session stands: answered question indexes, rated items and finished blocks, per task."""
+    """Where a session stands: answered question indexes, rated items and finished blocks, per task, and the
+    units it holds in k-per-item queues (task -> question_index -> unit, claims that have not expired)."""
 
     answered: dict[str, set[int]]
     rated: dict[str, dict[int, str]]
     finished: set[str]
+    claims: dict[str, dict[int, str]] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """Where a k-judgments-per-item queue stands (:meth:`Store.queue_status`).
+
+    ``judged``: claims with a stored answer; ``live``: claims not expired and not answered yet;
+    ``open_slots``: judgments still to hand out (``units * k - judged - live``, each unit counted up to
+    ``k``, so never below 0); ``full``: no slot left; ``judgments``: how many units have 0, 1, ... answered
+    judgments (every count from 0 to ``k`` is a key; a unit judged more than ``k`` times, which only an
+    evaluator who came back after a claim expired can cause, adds its count as a key).
+    """
+
+    units: int
+    judged: int
+    live: int
+    open_slots: int
+    full: bool
+    judgments: dict[int, int]
 
 
 # ----------------------------------------------------------------------------- columnar read requests
@@ -364,6 +406,15 @@ def check_columns(table: str, columns: Sequence[ColumnSpec]) -> None:
 T = TypeVar("T")
 
 _ANSWER_COLUMNS = [c for c in COLUMNS["evaluations"] if c != "id"]
+
+
+def _answered(claim: str = "c") -> str:
+    """SQL: the claim (table or alias ``claim``) has an answer: its session, task and question index in
+    ``evaluations`` (one lookup in that table's unique index)."""
+    return (f"EXISTS (SELECT 1 FROM evaluations e WHERE e.session_id = {claim}.session_id AND e.task = {claim}.task "
+            f"AND e.question_index = {claim}.question_index)")
+
+
 _INSERT_ANSWER = (f"INSERT INTO evaluations ({', '.join(_ANSWER_COLUMNS)}) "
                   f"VALUES ({', '.join('?' * len(_ANSWER_COLUMNS))})"
                   " ON CONFLICT (session_id, task, question_index) DO NOTHING RETURNING *")
@@ -923,6 +974,178 @@ class Store(abc.ABC):
             rows = self._exec(conn, sql + f" ORDER BY {TABLE_ORDER['form_answers']}", list(where.values())).fetchall()
         return [FormAnswer(**{c: r[c] for c in COLUMNS["form_answers"]}) for r in rows]
 
+    # ------------------------------------------------------------------ the k-judgments-per-item queue
+
+    def _lock_queue(self, conn: Any, task: str) -> None:  # noqa: B027 - SQLite's BEGIN IMMEDIATE does it
+        """Inside a write transaction: make every change to ``task``'s queue take turns (claims, releases)."""
+
+    def add_queue_units(self, task: str, units: Sequence[str]) -> int:
+        """Register ``task``'s queue units (opaque keys), in the order given; returns how many were new.
+
+        Idempotent: a unit already registered keeps its first position; a unit given twice counts once. One
+        write transaction (PostgreSQL: ``COPY``). The app calls this once per process at start: a list found
+        whole in the queue is remembered by its SHA-256 (setting ``queue:<task>``), so the next call with the
+        same list reads one setting and writes nothing (100,000 units: a hash of the list, not a read of them).
+        """
+        if not isinstance(task, str) or not task:
+            raise ValueError("task must be a non-empty string")
+        wanted = list(dict.fromkeys(units))
+        if any(not isinstance(u, str) or not u for u in wanted):
+            raise ValueError("queue units must be non-empty strings")
+        if not wanted:
+            return 0
+        key, digest = f"queue:{task}", hashlib.sha256(json.dumps(wanted).encode()).hexdigest()
+        have = "SELECT unit FROM queue_units WHERE task = ?"
+        with self._conn() as conn:
+            row = self._exec(conn, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+            if row is not None and row["value"] == digest:
+                return 0
+        with self._write() as conn:
+            self._lock_queue(conn, task)
+            known = {r["unit"] for r in self._exec(conn, have, (task,))}
+            new = [u for u in wanted if u not in known]
+            if new:
+                top = self._exec(conn, "SELECT coalesce(max(position), -1) AS p FROM queue_units WHERE task = ?",
+                                 (task,)).fetchone()["p"]
+                self._import_rows(conn, "queue_units", COLUMNS["queue_units"],
+                                  ((task, u, int(top) + 1 + i, 0) for i, u in enumerate(new)))
+            self._put_setting(conn, key, digest)
+        return len(new)
+
+    @retried
+    def claim(self, task: str, session_id: str, question_index: int, *, k: int, expire_seconds: float,
+              now: float | None = None) -> str | None:
+        """The unit of ``task``'s queue this session judges as its question ``question_index``, or None when no
+        unit is left for it (every unit has ``k`` live or answered claims, or it has judged the others).
+
+        One write transaction (SQLite: ``BEGIN IMMEDIATE``, so claims of every task take turns; PostgreSQL: a
+        transaction-level advisory lock per task, :meth:`_lock_queue`: the pick reads the latest committed
+        counts and no two claims of one task interleave, so two evaluators racing for the last slot never
+        both get it; a row lock with ``SKIP LOCKED`` was not taken because a row locked for another reason,
+        e.g. a release, would be skipped and the study look full when it is not):
+
+        1. The session's claim for this question, if it has one, is returned again (page reruns): if it
+           expired meanwhile it is made live again, even when its unit has had its ``k`` claims since (the
+           evaluator may have seen the unit already; the unit can then get ``k + 1`` judgments).
+        2. The task's expired claims go back to the queue: claimed more than ``expire_seconds`` ago and not
+           answered (no answer of that session, task and question index). The claim row stays, marked
+           expired. An answered claim never expires. An answer stored after its claim expired makes the
+           claim live again at the session's next claim.
+        3. The least-judged unit (fewest live and answered claims; ties: registration order) with fewer
+           than ``k`` claims that this session never claimed (even expired) is claimed.
+
+        Cost: index lookups only, no scan over units or claims: the pick walks the index (task, taken,
+        position) and skips at most the units this session claimed; the sweep reads only claims older than
+        the cutoff that are neither expired nor known answered (a partial index), and each claim passes
+        through it at most once. ``now``: seconds since the epoch (tests); the clock's time by default.
+        """
+        if not isinstance(question_index, int) or isinstance(question_index, bool) or question_index < 0:
+            raise ValueError("question_index must be a non-negative int")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError("k must be a positive int")
+        if not expire_seconds > 0:
+            raise ValueError("expire_seconds must be positive")
+        at = time.time() if now is None else float(now)
+        with self._write() as conn:
+            self._require(conn, session_id)
+            self._lock_queue(conn, task)
+            mine = self._exec(conn, "SELECT unit, expired_at FROM claims WHERE session_id = ? AND task = ? AND "
+                                    "question_index = ?", (session_id, task, question_index)).fetchone()
+            if mine is not None:
+                if mine["expired_at"] is not None:
+                    self._revive(conn, session_id, task, [mine["unit"]], at)
+                return mine["unit"]
+            self._sweep(conn, task, at - float(expire_seconds), at)
+            late = self._exec(conn, "SELECT unit FROM claims c WHERE session_id = ? AND task = ? AND expired_at IS NOT "
+                                    f"NULL AND {_answered()}", (session_id, task)).fetchall()
+            if late:
+                self._revive(conn, session_id, task, [r["unit"] for r in late], at)
+            row = self._exec(conn, "SELECT unit FROM queue_units q WHERE task = ? AND taken < ? AND NOT EXISTS "
+                                   "(SELECT 1 FROM claims c WHERE c.session_id = ? AND c.task = q.task AND "
+                                   "c.unit = q.unit) ORDER BY taken, position LIMIT 1",
+                             (task, k, session_id)).fetchone()
+            if row is None:
+                return None
+            unit = row["unit"]
+            self._exec(conn, "INSERT INTO claims (session_id, task, unit, question_index, claimed_at, expired_at, "
+                             "answered) VALUES (?, ?, ?, ?, ?, NULL, 0)", (session_id, task, unit, question_index, at))
+            self._exec(conn, "UPDATE queue_units SET taken = taken + 1 WHERE task = ? AND unit = ?", (task, unit))
+        return unit
+
+    def _revive(self, conn: Any, session_id: str, task: str, units: Sequence[str], at: float) -> None:
+        """Make the session's expired claims of ``units`` live again (their units' counts go up)."""
+        for unit in units:
+            got = self._exec(conn, "UPDATE claims SET expired_at = NULL, claimed_at = ? WHERE session_id = ? AND "
+                                   "task = ? AND unit = ? AND expired_at IS NOT NULL RETURNING unit",
+                             (at, session_id, task, unit)).fetchall()
+            if got:
+                self._exec(conn, "UPDATE queue_units SET taken = taken + 1 WHERE task = ? AND unit = ?",
+                           (task, unit))
+
+    def _sweep(self, conn: Any, task: str, cutoff: float, at: float) -> None:
+        """Expire ``task``'s unanswered claims made before ``cutoff``; mark the answered ones (they never
+        expire) so the sweep's partial index forgets them."""
+        old = "task = ? AND expired_at IS NULL AND answered = 0 AND claimed_at < ?"  # (literals: the partial index)
+        self._exec(conn, f"UPDATE claims SET answered = 1 WHERE {old} AND {_answered('claims')}",
+                   (task, cutoff))
+        gone = self._exec(conn, f"UPDATE claims SET expired_at = ? WHERE {old} RETURNING unit",
+                          (at, task, cutoff)).fetchall()
+        if gone:
+            self._exec_many(conn, "UPDATE queue_units SET taken = taken - 1 WHERE task = ? AND unit = ?",
+                            [(task, r["unit"]) for r in gone])
+
+    @retried
+    def release_claims(self, session_id: str, *, now: float | None = None) -> int:
+        """Give the session's unanswered live claims back to their queues (marked expired, kept for the
+        record); for a session that completed or ended early. Returns how many. Answered claims stay."""
+        with self._write() as conn:
+            self._require(conn, session_id)
+            return self._release(conn, session_id, at=now)
+
+    def _release(self, conn: Any, session_id: str, *, answered_too: bool = False, at: float | None = None) -> int:
+        """Inside a write transaction: expire the session's live claims (unanswered ones, or all of them with
+        ``answered_too``: the session's answers are being deleted) and lower their units' counts."""
+        tasks = sorted({r["task"] for r in self._exec(conn, "SELECT task FROM claims WHERE session_id = ? AND "
+                                                            "expired_at IS NULL", (session_id,))})
+        for task in tasks:  # (in one order everywhere: no deadlock between two releases)
+            self._lock_queue(conn, task)
+        if not tasks:
+            return 0
+        sql = "UPDATE claims SET expired_at = ? WHERE session_id = ? AND expired_at IS NULL"
+        if not answered_too:
+            sql += f" AND NOT {_answered('claims')}"
+        gone = self._exec(conn, sql + " RETURNING task, unit",
+                          (time.time() if at is None else float(at), session_id)).fetchall()
+        if gone:
+            self._exec_many(conn, "UPDATE queue_units SET taken = taken - 1 WHERE task = ? AND unit = ?",
+                            [(r["task"], r["unit"]) for r in gone])
+        return len(gone)
+
+    @retried
+    def queue_status(self, task: str, k: int) -> QueueStatus:
+        """Where ``task``'s queue stands for ``k`` judgments per unit (see :class:`QueueStatus`), in one
+        snapshot. Reads every claim of the task (for the results page, not for each claim). Claims that are
+        past their expiry but not yet swept (the next claim of the task sweeps them) count as live."""
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError("k must be a positive int")
+        with self._read() as conn:
+            units = int(self._exec(conn, "SELECT count(*) AS n FROM queue_units WHERE task = ?",
+                                   (task,)).fetchone()["n"])
+            answered = {r["unit"]: int(r["n"]) for r in self._exec(
+                conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND {_answered()} GROUP BY unit",
+                (task,))}
+            live = {r["unit"]: int(r["n"]) for r in self._exec(
+                conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND expired_at IS NULL AND NOT "
+                      f"{_answered()} GROUP BY unit", (task,))}
+        judgments = dict.fromkeys(range(k + 1), 0)
+        for n in answered.values():
+            judgments[n] = judgments.get(n, 0) + 1
+        judgments[0] = units - len(answered)
+        taken = sum(min(k, answered.get(u, 0) + live.get(u, 0)) for u in answered.keys() | live.keys())
+        open_slots = max(0, units * k - taken)
+        return QueueStatus(units=units, judged=sum(answered.values()), live=sum(live.values()),
+                           open_slots=open_slots, full=open_slots == 0, judgments=dict(sorted(judgments.items())))
+
     # ------------------------------------------------------------------ progress
 
     @retried
@@ -966,7 +1189,11 @@ class Store(abc.ABC):
             rated.setdefault(r["task"], {})[r["question_index"]] = r["item_id"]
         finished = {r["task"] for r in self._exec(conn, "SELECT task FROM task_status WHERE session_id = ?",
                                                   (session_id,))}
-        return Progress(answered=answered, rated=rated, finished=finished)
+        claims: dict[str, dict[int, str]] = {}
+        for r in self._exec(conn, "SELECT task, question_index, unit FROM claims WHERE session_id = ? "
+                                  "AND expired_at IS NULL", (session_id,)):
+            claims.setdefault(r["task"], {})[r["question_index"]] = r["unit"]
+        return Progress(answered=answered, rated=rated, finished=finished, claims=claims)
 
     # ------------------------------------------------------------------ settings and admin log
 
@@ -1050,6 +1277,7 @@ class Store(abc.ABC):
         """Delete a session and everything it wrote, permanently; logged. Returns the rows deleted."""
         with self._write() as conn:
             self._require(conn, session_id)
+            self._release(conn, session_id, answered_too=True)  # its live claims' slots go back to the queues
             counts = {}
             for table in (*SESSION_TABLES, "sessions"):
                 counts[table] = self._exec(conn, f"DELETE FROM {table} WHERE session_id = ?", (session_id,)).rowcount
@@ -1079,10 +1307,12 @@ class Store(abc.ABC):
         """True when the database holds no study data (only the settings every fresh database has)."""
         counts = self.counts()
         with self._conn() as conn:
-            extra = self._exec(conn, f"SELECT count(*) AS n FROM settings WHERE key NOT IN "
+            extra = self._exec(conn, f"SELECT count(*) AS n FROM settings WHERE key NOT LIKE 'queue:%' AND key NOT IN "
                                      f"({', '.join('?' * len(HOUSEKEEPING_SETTINGS))})",
                                HOUSEKEEPING_SETTINGS).fetchone()["n"]
-        return extra == 0 and all(n == 0 for t, n in counts.items() if t != "settings")
+        # (queue units alone are not study data: the app registers them from the config when it starts, and
+        # remembers them in the settings as ``queue:<task>``)
+        return extra == 0 and all(n == 0 for t, n in counts.items() if t not in ("settings", "queue_units"))
 
     def import_from(self, source: Store, *, replace: bool = False, batch: int = 10_000) -> dict[str, int]:
         """Copy every table of ``source`` into this store, ids included, in one transaction; returns row counts.

@@ -89,6 +89,8 @@ V1_TABLES = (
 )
 #: Taken (transaction-scoped) while the schema is created or migrated: two processes starting at once take turns.
 SCHEMA_LOCK = 0x65766B31  # "evk1"
+#: The first key of the per-task queue locks (the two-key form: a key space apart from the one-key locks above).
+QUEUE_LOCK = 0x65766B71  # "evkq"
 _TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "text": "TEXT", "category": "TEXT"}
 _ID_TABLES = ("evaluations", "ratings", "admin_log")
 #: libpq's words for a server that is not (yet) there, as opposed to one that refused the credentials or the
@@ -309,6 +311,12 @@ class PostgresStore(Store):
 
     def _lock_participant(self, conn: psycopg.Connection, external_id: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (external_id,))
+
+    def _lock_queue(self, conn: psycopg.Connection, task: str) -> None:
+        """A transaction-level advisory lock per task: claims and releases of one task's queue take turns, so the
+        pick sees every committed claim and two claims never take the same last slot (one lock per task, not a
+        table lock: other tasks' queues and every answer go on meanwhile)."""
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (QUEUE_LOCK, task))
 
     def _lock_session(self, conn: psycopg.Connection, session_id: str) -> None:
         conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,))

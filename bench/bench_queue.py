@@ -1,0 +1,244 @@
+"""Benchmark 9: claiming the next unit of the k-judgments-per-item queue, 1k / 10k / 100k units.
+
+    python bench/bench_queue.py [--sizes 1000,10000,100000] [--sessions 1000] [--questions 4] [--k 5]
+                                [--threads 16] [--backend sqlite|postgres]
+
+For each size a fresh database holds the task's units, each already judged once (as in a study under way:
+one answered claim per unit from earlier sessions, so the claims and answers tables grow with the size),
+and ``--sessions`` new sessions. Then the sessions claim their questions: first question 0 of every
+session one after another on one thread (uncontended latency), then questions 1.. on ``--threads``
+threads sharing one Store (as Streamlit's script threads share the app's), every session's next question
+interleaved with the others', so all sessions are claiming at once. Reported: p50 / p95 per claim.
+
+Floor, measured in the same run on the same backend, the same way (1 thread, then the same threads): one
+single-row INSERT transaction each (SQLite: raw sqlite3, BEGIN IMMEDIATE, WAL, synchronous=FULL, one
+connection per thread; PostgreSQL: raw psycopg, one autocommit connection per thread, durable commits). A
+claim is one write transaction of several statements, so its floor is that of one durable commit. The
+sessions are split into rounds; each round runs the floor and every size in a rotating order, so the
+machine's drift (a shared disk's fsync times vary several-fold) falls on all of them alike.
+
+Also timed: ``add_queue_units`` of all units into an empty queue, and again when they are all there (the
+app's start-up call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from common import BULK_EVALUATION_COLUMNS, HEADER, Databases, add_backend_option, bulk_insert, fmt_s, row
+
+from evalkit.store import COLUMNS, Store, is_postgres, now_iso, open_store
+
+TASK = "compare"
+EXPIRE = 1800.0
+
+
+def pct(samples: list[float], q: float) -> float:
+    """The q-quantile (0..1) of the samples."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def on_threads(threads: int, work: Callable[[int], list[float]]) -> list[float]:
+    """``work(t)`` on ``threads`` threads, started together; every latency they return."""
+    barrier = threading.Barrier(threads)
+    out: list[list[float]] = [[] for _ in range(threads)]
+    errors: list[BaseException] = []
+
+    def run(t: int) -> None:
+        barrier.wait()
+        try:
+            out[t] = work(t)
+        except BaseException as exc:  # reported after every thread ended
+            errors.append(exc)
+
+    pool = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    if errors:
+        raise errors[0]
+    return [x for part in out for x in part]
+
+
+def session_rows(n: int, status: str) -> list[tuple]:
+    now = now_iso()
+    return [(uuid.uuid4().hex, "", "", 1, "bench", now, None, "", status, None, "{}") for _ in range(n)]
+
+
+def prepare(location: Path | str, units: int, sessions: int) -> list[str]:
+    """A database with ``units`` units each judged once by earlier sessions, and ``sessions`` new sessions."""
+    open_store(location).close()  # the schema
+    names = [f"item{i:06d}|sysA|sysB" for i in range(units)]
+    earlier = session_rows(max(1, units // 10), "completed")
+    old = time.time() - 7200
+    now = now_iso()
+    evaluations, claims = [], []
+    for i, unit in enumerate(names):
+        sid = earlier[i // 10][0]
+        evaluations.append((sid, TASK, "compare", i % 10, None, "A", None, None, 1000, None, None, "[]", "[]", None,
+                            "{}", now))
+        claims.append((sid, TASK, unit, i % 10, old + i * 0.01, None, 1))
+    new = session_rows(sessions, "active")
+    bulk_insert(location, [
+        ("queue_units", COLUMNS["queue_units"], [(TASK, u, i, 1) for i, u in enumerate(names)]),
+        ("sessions", COLUMNS["sessions"], earlier + new),
+        ("evaluations", BULK_EVALUATION_COLUMNS, evaluations),
+        ("claims", COLUMNS["claims"], claims),
+    ])
+    return [r[0] for r in new]
+
+
+def claim_latencies(store: Store, sessions: list[str], questions: int, k: int, threads: int) -> tuple[list[float],
+                                                                                                      list[float]]:
+    """Question 0 of every session on one thread, then questions 1.. on ``threads`` threads."""
+    def claim(sid: str, q: int) -> float:
+        t0 = time.perf_counter()
+        unit = store.claim(TASK, sid, q, k=k, expire_seconds=EXPIRE)
+        elapsed = time.perf_counter() - t0
+        if unit is None:
+            raise AssertionError("the queue ran out: raise --k")
+        return elapsed
+
+    one = [claim(sid, 0) for sid in sessions]
+
+    def work(t: int) -> list[float]:
+        mine = sessions[t::threads]
+        return [claim(sid, q) for q in range(1, questions) for sid in mine]  # every session's next, in turn
+
+    return one, on_threads(threads, work)
+
+
+def floor_connection(location: Path | str) -> Any:
+    """A raw connection (no evalkit) to a database with a one-table schema for the floor."""
+    if is_postgres(str(location)):
+        import psycopg
+
+        conn = psycopg.connect(str(location), autocommit=True)
+        conn.execute("CREATE TABLE IF NOT EXISTS floor (id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+                     "session_id TEXT, q INTEGER, at DOUBLE PRECISION)")
+        return conn
+    conn = sqlite3.connect(location, isolation_level=None, check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("CREATE TABLE IF NOT EXISTS floor (id INTEGER PRIMARY KEY, session_id TEXT, q INTEGER, at REAL)")
+    return conn
+
+
+def floor_latencies(conns: list[Any], n: int, threads: int) -> tuple[list[float], list[float]]:
+    """One single-row INSERT transaction each: ``n`` on one thread, then ``n * 3`` spread over ``threads``
+    (``conns``: one :func:`floor_connection` per thread), as the claims of ``n`` sessions are timed."""
+    def timed_inserts(conn: Any, count: int) -> list[float]:
+        out = []
+        for i in range(count):
+            t0 = time.perf_counter()
+            if isinstance(conn, sqlite3.Connection):
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("INSERT INTO floor (session_id, q, at) VALUES (?, ?, ?)", ("s", i, time.time()))
+                conn.execute("COMMIT")
+            else:
+                conn.execute("INSERT INTO floor (session_id, q, at) VALUES (%s, %s, %s)", ("s", i, time.time()))
+            out.append(time.perf_counter() - t0)
+        return out
+
+    one = timed_inserts(conns[0], n)
+    many = on_threads(threads, lambda t: timed_inserts(conns[t], (threads - 1) * n // threads))
+    return one, many
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--questions", type=int, default=4, help="claims per session")
+    ap.add_argument("--k", type=int, default=5, help="judgments per unit (the units already have one each)")
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=4, help="the sessions are split into rounds; each round runs "
+                                                          "the floor and every size, in a rotating order")
+    add_backend_option(ap)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.sessions * args.questions > min(sizes) * (args.k - 1):
+        raise SystemExit("not enough slots for every claim: raise --k or lower --sessions / --questions")
+    keys = ("claim_1", "claim_n", "floor_1", "floor_n")
+    results: dict[int, dict[str, Any]] = {size: {key: [] for key in keys} for size in sizes}
+    with tempfile.TemporaryDirectory() as tmp, Databases(args.backend, Path(tmp)) as dbs:
+        print(f"## Claim queue ({dbs.label}): {args.sessions:,} sessions x {args.questions} claims, k = {args.k}, "
+              f"{args.threads} threads, {args.rounds} rounds\n")
+        stores, sessions = {}, {}
+        for size in sizes:
+            with open_store(dbs.new(f"register{size}")) as store:
+                units = [f"item{i:06d}|sysA|sysB" for i in range(size)]
+                t0 = time.perf_counter()
+                assert store.add_queue_units(TASK, units) == size
+                results[size]["register"] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                assert store.add_queue_units(TASK, units) == 0
+                results[size]["register_again"] = time.perf_counter() - t0
+            location = dbs.new(f"queue{size}")
+            sessions[size] = prepare(location, size, args.sessions)
+            stores[size] = open_store(location)
+        floor_db = dbs.new("floor")
+        conns = [floor_connection(floor_db) for _ in range(args.threads)]
+        os.sync()  # the bulk inserts' pages on disk now, not flushed while the claims' commits wait for the disk
+        per = -(-args.sessions // args.rounds)
+        for r in range(args.rounds):  # alternated: the machine's drift falls on every size and the floor alike
+            order = ["floor", *sizes]
+            order = order[r % len(order):] + order[:r % len(order)]
+            for what in order:
+                if what == "floor":
+                    one, many = floor_latencies(conns, per, args.threads)
+                    for size in sizes:  # the one floor, measured once per round, stands beside every size
+                        results[size]["floor_1"] += one
+                        results[size]["floor_n"] += many
+                    continue
+                one, many = claim_latencies(stores[what], sessions[what][r * per:(r + 1) * per], args.questions,
+                                            args.k, args.threads)
+                results[what]["claim_1"] += one
+                results[what]["claim_n"] += many
+        for conn in conns:
+            conn.close()
+        print(HEADER)
+        for size in sizes:
+            status = stores[size].queue_status(TASK, args.k)
+            stores[size].close()
+            expected = size + args.sessions * args.questions
+            if status.judged + status.live != expected:
+                raise AssertionError(f"{expected} claims made, the queue counts {status.judged + status.live}")
+            res = results[size]
+            print(row(f"{size:,} units: add_queue_units, new / the same list again", f"{fmt_s(res['register'])} / "
+                      f"{fmt_s(res['register_again'])}"))
+            for label, key in (("1 thread", "claim_1"), (f"{args.threads} threads", "claim_n")):
+                claims, floors = res[key], res[key.replace("claim", "floor")]
+                p50, p95 = statistics.median(claims), pct(claims, 0.95)
+                f50, f95 = statistics.median(floors), pct(floors, 0.95)
+                print(row(f"{size:,} units: claim latency p50 / p95, {label} ({len(claims):,} claims)",
+                          f"{fmt_s(p50)} / {fmt_s(p95)}", f"{fmt_s(f50)} / {fmt_s(f95)}",
+                          f"{p50 / f50:.2f}x / {p95 / f95:.2f}x", "p50 <= 5 ms", p50 <= 0.005))
+        first, last = sizes[0], sizes[-1]
+        for key, label in (("claim_1", "1 thread"), ("claim_n", f"{args.threads} threads")):
+            growth = statistics.median(results[last][key]) / statistics.median(results[first][key])
+            print(row(f"claim latency p50 at {last:,} / at {first:,} units, {label}", f"{growth:.2f}x", "", "",
+                      "flat (< 1.5x)", growth < 1.5))
+        print()
+        print(json.dumps({"backend": args.backend, **{
+            str(size): {"register_s": r["register"], "register_again_s": r["register_again"],
+                        **{f"{key}_p50_s": statistics.median(r[key]) for key in keys},
+                        **{f"{key}_p95_s": pct(r[key], 0.95) for key in keys}}
+            for size, r in results.items()}}))
+
+
+if __name__ == "__main__":
+    main()
