@@ -88,9 +88,11 @@ def statuses(store: Store, study: Study) -> list[tuple[Any, QueueSpec, QueueStat
 
 
 def is_full(store: Store, study: Study) -> bool:
-    """Whether the study has queued tasks and none of them has an open slot: a new evaluator would get no item."""
-    found = statuses(store, study)
-    return bool(found) and all(status.full for _, _, status in found)
+    """Whether the study has queued tasks and none of them has an open slot (nor a claim past its expiry, which
+    the next claim gives back): a new evaluator would get no item. A few index lookups (the consent page asks)."""
+    found = queued_tasks(study)
+    return bool(found) and not any(store.has_open_slot(task.id, spec.k, spec.claim_minutes * 60)
+                                   for task, spec in found)
 
 
 def is_queued(question: Question) -> bool:

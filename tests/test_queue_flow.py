@@ -169,7 +169,7 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
         assert len(store.answers(task="help")) == 36
         ((_, _, status),) = statuses(store, loaded.study)
         assert (status.judged, status.live, status.open_slots, status.full) == (36, 0, 0, True)
-        assert status.judgments == {3: 12}
+        assert status.judgments == {0: 0, 1: 0, 2: 0, 3: 12}
         assert is_full(store, loaded.study)
         late = store.create_session(study_version=loaded.version, evaluator_name="late")
         assert answer(store, loaded, late, random.Random(99)) == []
@@ -177,7 +177,8 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
 
 
 def test_a_claim_of_an_evaluator_who_left_goes_to_the_next_after_it_expires(tmp_path: Path) -> None:
-    loaded = open_queued(tmp_path, queued(PAIR, 1, "claim_minutes = 1\n"), n=1)
+    loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 1"), 1, "claim_minutes = 1\n"),
+                         n=1)
     with open_store(tmp_path / "q.sqlite") as store:
         register(store, loaded.study, loaded.item_sets)
         gone = store.create_session(study_version=loaded.version, evaluator_name="gone")
@@ -189,6 +190,8 @@ def test_a_claim_of_an_evaluator_who_left_goes_to_the_next_after_it_expires(tmp_
         assert unit.live == 1
         later = store.create_session(study_version=loaded.version, evaluator_name="later")
         assert store.claim("help", later.session_id, 0, k=1, expire_seconds=60, now=time.time() + 30) is None
+        assert not store.has_open_slot("help", 1, 60, now=time.time() + 30)
+        assert store.has_open_slot("help", 1, 60, now=time.time() + 61)  # the stale claim will be given back
         assert store.claim("help", later.session_id, 0, k=1, expire_seconds=60, now=time.time() + 61) is not None
 
 

@@ -1122,6 +1122,23 @@ class Store(abc.ABC):
         return len(gone)
 
     @retried
+    def has_open_slot(self, task: str, k: int, expire_seconds: float, *, now: float | None = None) -> bool:
+        """Whether a new evaluator's claim in ``task``'s queue could get a unit: a unit with fewer than ``k``
+        live or answered claims, or a claim past its expiry (the next claim sweeps it back). Two index lookups,
+        read only (the consent page asks on every visit; :meth:`queue_status` reads every claim)."""
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError("k must be a positive int")
+        cutoff = (time.time() if now is None else float(now)) - float(expire_seconds)
+        with self._read() as conn:
+            if self._exec(conn, "SELECT 1 AS x FROM queue_units WHERE task = ? AND taken < ? LIMIT 1",
+                          (task, k)).fetchone() is not None:
+                return True
+            stale = self._exec(conn, "SELECT 1 AS x FROM claims c WHERE task = ? AND expired_at IS NULL AND "
+                                     f"answered = 0 AND claimed_at < ? AND NOT {_answered()} LIMIT 1",
+                               (task, cutoff)).fetchone()
+        return stale is not None
+
+    @retried
     def queue_status(self, task: str, k: int) -> QueueStatus:
         """Where ``task``'s queue stands for ``k`` judgments per unit (see :class:`QueueStatus`), in one
         snapshot. Reads every claim of the task (for the results page, not for each claim). Claims that are

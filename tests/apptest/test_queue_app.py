@@ -50,19 +50,19 @@ def test_the_question_shows_the_claimed_item_and_keeps_it_on_a_reload(make_harne
     assert_no_secrets(at)
     again = h.app(s=at.query_params["s"])  # a reload: the same claim, not a new one
     assert claimed(h, again, 0) == (item, systems) and h.store.queue_status("block", 2).live == 1
-    at.radio[0].set_value(at.radio[0].options[0]).run()
+    at.radio(key="block-0-choice").set_value("A")
     button(at, "Next").click().run()
     assert not at.exception
     (row,) = h.store.answers(task="block")
-    assert row.item_ids == (item, item) and sorted(row.sources) == sorted(systems)
+    assert row.item_ids == (item,) and sorted(row.sources) == sorted(systems)
     assert claimed(h, at, 1)[0] != item or claimed(h, at, 1)[1] != systems  # never the same unit twice
 
 
 def test_an_evaluator_the_queue_cannot_serve_goes_on_and_then_the_study_is_full(make_harness, tmp_path) -> None:
     h = make_harness(config=queued_study(tmp_path, k=1, questions=N_ITEMS))  # one evaluator takes every unit
     first = begin(h, "Ada")
-    for _ in range(N_ITEMS):
-        first.radio[0].set_value(first.radio[0].options[0]).run()
+    for i in range(N_ITEMS):
+        first.radio(key=f"block-{i}-choice").set_value("A")
         button(first, "Next").click().run()
         assert not first.exception
     assert first.header[0].value == "The block after"  # the queued block is done
@@ -86,7 +86,7 @@ def test_an_answered_claim_counts_as_a_judgment_when_the_study_ends(make_harness
     h = make_harness(config=config)
     at = begin(h, "Ada")
     assert h.store.queue_status("block", 1).live == 1
-    at.radio[0].set_value(at.radio[0].options[0]).run()
+    at.radio(key="block-0-choice").set_value("B")
     button(at, "Next").click().run()
     assert not at.exception and "Thank you" in texts(at)
     status = h.store.queue_status("block", 1)

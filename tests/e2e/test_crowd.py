@@ -141,7 +141,7 @@ def check_database(database: Path, token: str, *, passed: bool) -> None:
         assert sorted(claims) == sorted(a.question_index for a in queued) and len(set(claims.values())) == 4
         for a in queued:  # the item and systems shown are the claimed unit's
             item, systems = parse_unit(claims[a.question_index])
-            assert a.item_ids == (item, item) and sorted(a.sources) == sorted(systems)
+            assert a.item_ids == (item,) and sorted(a.sources) == sorted(systems)
         status = store.queue_status("replies", 3)
         assert status.live == 0 and status.units == 24
 
@@ -158,7 +158,7 @@ def test_crowd_study_pass_and_fail(start_app, browser, tmp_path) -> None:
     assert visited == [f"{PLATFORM}/complete?cc=C9FAIL"]
     with open_store(database) as store:  # least-judged first: two evaluators of 4 questions, 8 distinct units
         assert store.queue_status("replies", 3).judged == 8
-        assert store.queue_status("replies", 3).judgments == {0: 16, 1: 8}
+        assert store.queue_status("replies", 3).judgments == {0: 16, 1: 8, 2: 0, 3: 0}
     results_page(browser, url)
 
 
