@@ -30,7 +30,7 @@ from evalkit.queue import register as register_queues
 from evalkit.queue import resolve_step
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, Unavailable, open_store
-from evalkit.survey import Step, SurveyError, progress_label
+from evalkit.survey import Step, SurveyError, pause_due, pause_text, progress_label
 from evalkit.tasks import Metric, RatingTask
 from evalkit.tasks.rating import missing_scores
 from evalkit.tasks.responses import TIE, record_choice, record_slider
@@ -179,7 +179,7 @@ def step_of(loaded: LoadedStudy, store: Store, session: Session,
         st.session_state["_plan"] = (key, questions)
     if progress is None:
         progress = store.progress(session.session_id)
-    # current_step, with a queued task's item claimed from the shared queue (judgments_per_item)
+    # session_step (the [study.session] limits applied), with a queued task's item claimed from the shared queue
     return resolve_step(store, loaded.study, loaded.item_sets, session, questions, progress), questions
 
 
@@ -237,7 +237,8 @@ def enter(page: str, block: str | None = None) -> Context:
         unknown_session_notice()
         st.stop()
     step, _ = step_of(loaded, store, session, progress)
-    if block is not None and (screen(step) != page or step.task is None or step.task.id != block):
+    if block is not None and (screen(step) != page or step.task is None or step.task.id != block
+                              or pause_due(loaded.study, step, _dismissed_pause(session))):
         st.rerun(scope="app")
     if screen(step) != page:
         go(step, session.session_id)
@@ -473,6 +474,29 @@ def progress_header(step: Step, what: str = "Question") -> None:
     st.caption(f"Task {step.task_number} of {step.n_tasks} · {step.task.title}")
     fraction, text = progress_label(step, what)
     st.progress(fraction, text=text)
+
+
+def _dismissed_pause(session: Session) -> int | None:
+    """The judgment count at which this browser session last clicked "Continue" on a break screen."""
+    return st.session_state.get("_pause_dismissed", {}).get(session.session_id)
+
+
+def pause_gate(ctx: Context) -> None:
+    """The "take a short break" screen after every ``[study.session] pause_every`` judgments (see
+    :func:`evalkit.survey.pause_due`), until the evaluator clicks "Continue". The count comes from the stored
+    answers; the click is kept in this browser session, so a reload at that moment shows the break again."""
+    if not pause_due(ctx.loaded.study, ctx.step, _dismissed_pause(ctx.session)):
+        return
+    st.set_page_config(layout="centered")
+    dismissed: dict = st.session_state.setdefault("_pause_dismissed", {})
+    fraction, text = progress_label(ctx.step)
+    with st.container(key="pause"):
+        st.header("Take a short break", anchor=False)
+        st.progress(fraction, text=text.split(" · ")[-1])
+        st.markdown(pause_text(ctx.loaded.study, ctx.step))
+        st.button("Continue", type="primary", key=f"pause-{ctx.step.judged}",
+                  on_click=lambda: dismissed.__setitem__(ctx.session.session_id, ctx.step.judged))
+    st.stop()
 
 
 def instructions_gate(ctx: Context) -> None:

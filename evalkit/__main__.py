@@ -28,6 +28,7 @@ from .invite import (
     invitations_csv,
     invite,
     read_ids_csv,
+    reissue,
     status_text,
     statuses_csv,
     statuses_of,
@@ -233,6 +234,8 @@ def cmd_invite(args: argparse.Namespace) -> int:
         sys.stdout.write(status_text(statuses) if statuses else "No participants have been invited.\n")
         return 0
     base_url = check_base_url(args.base_url)
+    if args.reissue:
+        return _reissue(args, database, base_url)
     wanted = ([(pid, "") for pid in generated_ids(args.n)] if args.n is not None
               else read_ids_csv(Path(args.csv), id_column=args.id_column, note_column=args.note_column))
     if args.out and Path(args.out).exists():  # checked before anything is stored: the new keys are shown once
@@ -258,6 +261,31 @@ def cmd_invite(args: argparse.Namespace) -> int:
         print(f"note: [study] participants is {study.participants!r} in {study.path.name}: anyone with the "
               "study's address can start too; set participants = \"invited\" to admit only these links.",
               file=sys.stderr)
+    return 0
+
+
+def _reissue(args: argparse.Namespace, database: str | Path, base_url: str) -> int:
+    """``invite --reissue ID ...``: new private links for participants who lost theirs (the old ones stop
+    working); refused, changing nothing, when an id is not invited."""
+    if isinstance(database, Path) and not database.exists():
+        raise ConfigError(f"{describe(database)}: database not found (nobody has been invited yet)")
+    if args.out and Path(args.out).exists():  # checked before anything is stored: the new keys are shown once
+        _write_new(args.out, "")
+    with open_store(database) as store:
+        renewed = reissue(store, args.reissue)
+        started = {s.participant_id: s.status for s in statuses_of(store)}
+    text = invitations_csv(renewed, base_url)
+    if args.out:
+        _write_new(args.out, text)
+        print(f"wrote {len(renewed)} new private link(s) to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    print(f"reissued {len(renewed)} link(s) in {describe(database)}: the old links of "
+          f"{', '.join(r.participant_id for r in renewed)} no longer work.", file=sys.stderr)
+    for r in renewed:
+        if started.get(r.participant_id, "not started") != "not started":
+            print(f"{r.participant_id} has already started ({started[r.participant_id]}): the new link resumes "
+                  "their session.", file=sys.stderr)
     return 0
 
 
@@ -380,6 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--csv", metavar="FILE", help="a CSV of participant ids (a header row; a note, label or "
                                                    "email column is kept as a note)")
     what.add_argument("--status", action="store_true", help="who has not started and who has not finished")
+    what.add_argument("--reissue", nargs="+", metavar="ID", help="new private links for these invited ids (a lost "
+                                                                "link): their old links stop working")
     p.add_argument("--config", help="study config (default: config.toml, read unless only --db is given); its "
                                      "database is used unless --db is given")
     p.add_argument("--db", help=DB_HELP)

@@ -463,7 +463,8 @@ def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], re
 
 def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFrame,
                     fast_ms: int = 2000) -> pd.DataFrame:
-    """Per evaluator: completion, time, too-fast answers, straight-lining and agreement with the majority.
+    """Per evaluator: completion, time, too-fast answers, straight-lining, agreement with the majority, and
+    which ``[study.session]`` limit ended the session (``ended_by``: ``time``, ``questions`` or empty).
 
     ``longest_same_run`` is the longest run of identical responses within one
     task, in the order answered. Agreement compares the source an evaluator
@@ -509,7 +510,24 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     table["fast_answers"] = fast
     table["longest_same_run"] = runs
     table["majority_agreement"] = agree
+    table["ended_by"] = ended_by_limit(sessions)
     return table.reset_index(drop=True)
+
+
+def ended_by_limit(sessions: pd.DataFrame) -> np.ndarray:
+    """Per session: ``"time"`` or ``"questions"`` when a ``[study.session]`` limit ended it (``meta["limit"]``,
+    see :func:`evalkit.survey.finish_session`), else ``""``. Only the few metas that mention a limit are parsed."""
+    out = np.full(len(sessions), "", dtype=object)
+    if "meta" not in sessions.columns:
+        return out
+    meta = sessions["meta"].fillna("").astype(str)
+    for at in np.flatnonzero(meta.str.contains('"limit"', regex=False).to_numpy()):
+        try:
+            value = json.loads(meta.iloc[at]).get("limit")
+        except (ValueError, AttributeError):
+            continue
+        out[at] = value if value in ("time", "questions") else ""
+    return out
 
 
 def _longest_runs(owner: np.ndarray, task: np.ndarray, n_tasks: int, response: np.ndarray, ids: np.ndarray,

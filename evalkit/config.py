@@ -48,6 +48,7 @@ __all__ = [
     "PairwiseTask",
     "PoolFilters",
     "RatingTask",
+    "SessionLimits",
     "Study",
     "Task",
     "TripletTask",
@@ -108,6 +109,19 @@ class BiasControls:
     truncate_high: float = 1.00
 
 
+@dataclass(frozen=True)
+class SessionLimits:
+    """``[study.session]``: limits against fatigue (None = no limit, see :func:`evalkit.survey.session_step`).
+
+    ``max_minutes``: a session that has run this long (from its start) ends at its next question;
+    ``questions``: at most this many judgments (answers and rated items, attention checks included; practice
+    questions and forms not); ``pause_every``: a "take a short break" screen after every this many."""
+
+    max_minutes: int | None = None
+    questions: int | None = None
+    pause_every: int | None = None
+
+
 #: ``[study] participants``: who may start a session.
 PARTICIPANT_MODES = ("open", "invited")
 
@@ -141,6 +155,7 @@ class Study:
     completion_code_pass: str = ""  # study-level codes a platform verifies ("" = a per-session code)
     completion_code_fail: str = ""
     redirect_seconds: int = 5  # the done screen sends the evaluator to completion_url after this (0 = never)
+    session: SessionLimits = SessionLimits()  # [study.session]: time / question limits and pauses
 
     def task_checks(self, task_id: str) -> TaskChecks | None:
         """The tutorial and attention-check settings of a task, or None."""
@@ -281,6 +296,10 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     qt = Table(st.get("quality", {}), path, "[study.quality]")
     max_failed = qt.int("max_failed_checks", 0, minimum=0)
     qt.done()
+    se = Table(st.get("session", {}), path, "[study.session]")
+    session = SessionLimits(**{key: se.int(key, minimum=1) if se.get(key, None) is not None else None
+                               for key in ("max_minutes", "questions", "pause_every")})
+    se.done()
     names = Table(st.get("domain_names", {}), path, "[study.domain_names]")
     domain_names = {key: names.str(key).strip() for key in names.data}
     st.done()
@@ -340,7 +359,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         participants=participants,
         checks=tuple(task_checks.items()), max_failed_checks=max_failed,
         completion_code_pass=codes["completion_code_pass"], completion_code_fail=codes["completion_code_fail"],
-        redirect_seconds=redirect_seconds,
+        redirect_seconds=redirect_seconds, session=session,
     )
 
 

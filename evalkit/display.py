@@ -26,6 +26,7 @@ COLUMN_LABELS: dict[str, str] = {
     "started_at": "Started",
     "completed_at": "Completed",
     "completed": "Finished",
+    "ended_by": "Ended by limit",
     "answers": "Answers",
     "total_time_s": "Total (s)",
     "median_time_s": "Median (s)",

@@ -269,7 +269,8 @@ def markdown_report(report: Report) -> str:
         q = q[["session", "evaluator_name", "external_id", "status", "completed", "answers", "total_time_s",
                "median_time_s", "fast_answers", "longest_same_run", "majority_agreement",
                *[c for c in ("checks_passed", "checks_failed", "checks_result")
-                 if "checks_result" in q.columns and q["checks_result"].astype(bool).any()]]]
+                 if "checks_result" in q.columns and q["checks_result"].astype(bool).any()],
+               *[c for c in ("ended_by",) if c in q.columns and q[c].astype(bool).any()]]]
     parts += ["## Evaluators", "", _md(q), ""]
     return "\n".join(parts)
 

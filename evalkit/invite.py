@@ -201,6 +201,26 @@ def invite(store: Store, participants: Iterable[tuple[str, str]]) -> InviteResul
                         skipped=[i.participant_id for i in wanted if i.participant_id not in added])
 
 
+def reissue(store: Store, participant_ids: Iterable[str]) -> list[Invitation]:
+    """New private keys for invited participants who lost their link (each id once, in the order given): the
+    old links stop working at once (one transaction, see :meth:`Store.replace_participant_keys`); notes are
+    kept. InviteError naming the ids that are not invited, and then nothing is changed.
+
+    A participant who already started keeps their session: the new link resumes it (:func:`invited_resume`
+    looks at the session, not at the key). The session's own address (``?s=...``) is not changed by this."""
+    ids = list(dict.fromkeys(check_id(pid) for pid in participant_ids))
+    if not ids:
+        raise InviteError("--reissue needs at least one participant id")
+    keys = {pid: new_key() for pid in ids}
+    missing = store.replace_participant_keys({pid: key_hash(key) for pid, key in keys.items()})
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise InviteError(f"not invited: {shown}. Nothing was changed; `python -m evalkit invite --status` lists the "
+                          "invited ids, `--csv` or `--n` invites new ones")
+    notes = {p.participant_id: p.note for p in store.participants()}
+    return [Invitation(pid, key, notes.get(pid, "")) for pid, key in keys.items()]
+
+
 def invitations_csv(created: Sequence[Invitation], base_url: str) -> str:
     """The new invitations as CSV: participant_id, note, link (cells safe to open in a spreadsheet)."""
     out = io.StringIO()

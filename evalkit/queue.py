@@ -132,13 +132,13 @@ def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], se
 
 def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
                  questions: Sequence[Question], progress: Progress) -> Step:
-    """Where the session stands (:func:`evalkit.survey.current_step`), with a queued question's item claimed
-    from the store and filled in. A queued task with nothing left for this evaluator is marked finished and the
-    next step is taken instead."""
-    from .survey import current_step  # (survey imports the config, which imports the task kinds)
+    """Where the session stands (:func:`evalkit.survey.session_step`: its ``[study.session]`` limits applied),
+    with a queued question's item claimed from the store and filled in. A queued task with nothing left for this
+    evaluator is marked finished and the next step is taken instead."""
+    from .survey import session_step  # (survey imports the config, which imports the task kinds)
 
     for _ in range(len(study.tasks) + 1):
-        step = current_step(study, questions, progress)
+        step = session_step(study, session, questions, progress)
         if step.question is None or step.task is None or not is_queued(step.question):
             return step
         filled = claim_question(store, study, items, session, step.question, progress)

@@ -13,7 +13,8 @@ import json
 import math
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from .checks import completion_code, session_outcome
@@ -27,21 +28,29 @@ from .tasks.responses import SLIDER_BUTTONS, record_choice, record_slider
 
 __all__ = [
     "EXTERNAL_ID_PARAMS",
+    "LIMITS",
     "SLIDER_BUTTONS",
     "Step",
     "SurveyError",
     "completion_link",
     "current_step",
+    "done_text",
     "dot_graph",
     "finish_rating",
     "finish_session",
+    "judged",
+    "limit_reached",
     "missing_scores",
+    "on_session_end",
     "participant_resume",
+    "pause_due",
+    "pause_text",
     "progress_label",
     "record_choice",
     "record_item_rating",
     "record_slider",
     "redirect_script",
+    "session_step",
 ]
 
 #: Crowdsourcing query parameters captured on the consent page (Prolific's names).
@@ -55,7 +64,10 @@ class Step:
     ``index`` is the question index within the task (for a rating block: the
     index the next rating gets). ``answered`` / ``total`` give overall progress:
     a rating block counts its ``min_items`` plus one step for finishing it, so
-    the study reaches ``total`` only when nothing is left to do.
+    the study reaches ``total`` only when nothing is left to do. ``judged``: the
+    judgments made so far (see :func:`judged`); ``limit``: on a ``done`` step,
+    ``"time"`` or ``"questions"`` when a ``[study.session]`` limit ended the
+    session before its last step (see :func:`session_step`), else None.
     """
 
     kind: str  # the task's kind, or "done"
@@ -68,10 +80,26 @@ class Step:
     answered: int
     total: int
     rated: Mapping[int, str]
+    judged: int = 0
+    limit: str | None = None
+
+
+#: Why a ``[study.session]`` limit ended a session (stored as ``meta["limit"]`` when it completes).
+LIMITS = ("time", "questions")
+
+
+def judged(questions: Sequence[Question], progress: Progress) -> int:
+    """The judgments a session has made: its stored answers (attention checks included) and rated items,
+    without the practice (tutorial) questions; forms store no answers or ratings, so they never count."""
+    tutorial = {(q.task, q.index) for q in questions if q.check is not None and q.check.type == "tutorial"}
+    answers = sum(1 for task, done in progress.answered.items() for i in done if (task, i) not in tutorial)
+    return answers + sum(len(rated) for rated in progress.rated.values())
 
 
 def current_step(study: Study, questions: Sequence[Question], progress: Progress) -> Step:
-    """The first open step of the first unfinished task, or ``done``; each task's kind counts its own steps."""
+    """The first open step of the first unfinished task, or ``done``; each task's kind counts its own steps.
+
+    No ``[study.session]`` limit is applied here: :func:`session_step` does that."""
     by_task: dict[str, list[Question]] = {}
     for q in questions:
         by_task.setdefault(q.task, []).append(q)
@@ -80,12 +108,71 @@ def current_step(study: Study, questions: Sequence[Question], progress: Progress
         steps, done = kind_of(task.kind).progress(task, by_task.get(task.id, []), progress)
         total, answered = total + steps, answered + done
     n_tasks = len(study.tasks)
+    made = judged(questions, progress)
     for number, task in enumerate(study.tasks, start=1):
         found = kind_of(task.kind).next_question(task, by_task.get(task.id, []), progress)
         if found is not None:
             index, question, n_questions, rated = found
-            return Step(task.kind, task, number, n_tasks, index, question, n_questions, answered, total, rated)
-    return Step("done", None, n_tasks, n_tasks, 0, None, 0, answered, total, {})
+            return Step(task.kind, task, number, n_tasks, index, question, n_questions, answered, total, rated, made)
+    return Step("done", None, n_tasks, n_tasks, 0, None, 0, answered, total, {}, made)
+
+
+def _started(session: Session) -> datetime:
+    started = datetime.fromisoformat(session.started_at)
+    return started if started.tzinfo is not None else started.replace(tzinfo=UTC)
+
+
+def limit_reached(study: Study, session: Session, made: int, now: datetime) -> str | None:
+    """Which ``[study.session]`` limit this session has reached at ``now`` (an aware datetime): ``"time"`` once
+    ``max_minutes`` have passed since it started, ``"questions"`` once it has made ``questions`` judgments
+    (``made``, see :func:`judged`), else None. Time is checked first."""
+    limits = study.session
+    if limits.max_minutes is not None and now - _started(session) >= timedelta(minutes=limits.max_minutes):
+        return "time"
+    if limits.questions is not None and made >= limits.questions:
+        return "questions"
+    return None
+
+
+def session_step(study: Study, session: Session, questions: Sequence[Question], progress: Progress,
+                 now: datetime | None = None) -> Step:
+    """:func:`current_step` with the ``[study.session]`` limits applied: when a limit is reached while steps are
+    still open, the remaining steps are skipped and the step is ``done`` with ``limit`` set (what was answered
+    before stays stored: the answer just given is saved by its callback before this runs). A session that was
+    completed by a limit stays there. ``now`` (default: the current time) is injectable for tests."""
+    step = current_step(study, questions, progress)
+    stored = session.meta.get("limit") if session.completed_at else None
+    if step.kind == "done":
+        return replace(step, limit=stored if stored in LIMITS else None)
+    limit = stored if stored in LIMITS else limit_reached(study, session, step.judged, now or datetime.now(UTC))
+    if limit is None:
+        return step
+    return Step("done", None, step.n_tasks, step.n_tasks, 0, None, 0, step.answered, step.total, {}, step.judged,
+                limit)
+
+
+def pause_due(study: Study, step: Step, dismissed: int | None) -> bool:
+    """Whether to show the "take a short break" screen now: after every ``pause_every`` judgments (see
+    :func:`judged`), while a question is next (not on the done screen, not before a form), unless the
+    evaluator already dismissed the break at this count (``dismissed``: the count they last clicked
+    "Continue" at, kept by the page). The count comes from the stored answers, so a reload keeps it."""
+    every = study.session.pause_every
+    if not every or step.kind in ("done", "form") or step.judged == 0:
+        return False
+    return step.judged % every == 0 and dismissed != step.judged
+
+
+def pause_text(study: Study, step: Step) -> str:
+    """The break screen's text (markdown): how far the evaluator is, that the answers are saved, and, with a
+    time limit, that the break counts towards it."""
+    limits = study.session
+    noun = "question" if step.judged == 1 else "questions"
+    of = (f" of at most {limits.questions}" if limits.questions is not None else "")
+    lines = [f"You have answered **{step.judged}{of} {noun}** so far, and all your answers are saved.",
+             "Look away from the screen for a moment, stretch, and continue when you are ready."]
+    if limits.max_minutes is not None:
+        lines.append(f"(The study ends after {limits.max_minutes} minutes at most, breaks included.)")
+    return "\n\n".join(lines)
 
 
 def progress_label(step: Step, what: str = "Question") -> tuple[float, str]:
@@ -133,15 +220,44 @@ def completion_link(study: Study, code: str) -> str | None:
     return study.completion_url.replace("{code}", urllib.parse.quote(code, safe=""))
 
 
-def finish_session(store: Store, study: Study, session_id: str) -> Session:
+def finish_session(store: Store, study: Study, session_id: str, limit: str | None = None) -> Session:
     """Complete a session (idempotent) with the code its outcome earns: ``completion_code_pass`` when it passed
     its attention checks (:func:`evalkit.checks.session_outcome`), ``completion_code_fail`` when it failed, a
     per-session code when the study has no code for that outcome. The first completion decides and is stored
-    (``sessions.completion_code``); later visits get the same code."""
+    (``sessions.completion_code``); later visits get the same code.
+
+    ``limit`` (``"time"`` / ``"questions"``, from :func:`session_step`): a ``[study.session]`` limit ended the
+    session early. The evaluator is not at fault, so the code is decided the same way (the pass code unless
+    they failed the checks they answered), and ``meta["limit"]`` records why it ended, in the same
+    transaction. Then :func:`on_session_end` runs."""
+    if limit is not None and limit not in LIMITS:
+        raise ValueError(f"limit must be one of {LIMITS} or None, got {limit!r}")
     outcome = session_outcome(store.answers(session_id), study.max_failed_checks)
-    session = store.complete_session(session_id, completion_code(study, outcome))
-    store.release_claims(session_id)  # judgments_per_item: an unanswered claim goes back to the queue at once
+    session = store.complete_session(session_id, completion_code(study, outcome),
+                                     meta={"limit": limit} if limit else None)
+    on_session_end(store, session)
     return session
+
+
+def on_session_end(store: Store, session: Session) -> None:
+    """Hook run whenever a session reaches the done screen (completed normally or ended by a limit; on every
+    visit, so what it does must be idempotent). ``session.meta.get("limit")`` says whether a limit ended it.
+
+    Gives the session's unanswered claims in k-per-item queues back at once (``judgments_per_item``; a session
+    ended by a limit may hold one), instead of after the task's ``claim_minutes``."""
+    store.release_claims(session.session_id)
+
+
+def done_text(limit: object) -> str:
+    """The done screen's first line: the usual thanks, or, when a ``[study.session]`` limit ended the session
+    (``limit`` from its meta), that the limit was reached and the answers are saved."""
+    if limit == "time":
+        return ("Thanks - you reached the time limit of this study, so it ends here; your answers are saved. "
+                "You can close this page.")
+    if limit == "questions":
+        return ("Thanks - you have answered all the questions this study asks of one person; your answers are "
+                "saved. You can close this page.")
+    return "You have finished the study and all your answers are saved. You can close this page."
 
 
 def redirect_script(link: str, seconds: int) -> str:

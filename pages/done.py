@@ -1,22 +1,25 @@
-"""Completion: thanks, the completion code (pass / fail / per-session, decided on the server) and, if
-configured, the link back to the platform with an automatic redirect."""
+"""Completion: thanks (saying so when a time or question limit ended the study), the completion code (pass /
+fail / per-session, decided on the server) and, if configured, the link back to the platform with an automatic
+redirect."""
 
 import streamlit as st
 
 import ui
-from evalkit.survey import completion_link, finish_session, redirect_script
+from evalkit.survey import completion_link, done_text, finish_session, redirect_script
 
 ctx = ui.enter("done")
 study = ctx.loaded.study
-code = ""
+code, limit = "", None
 with ui.calm_errors("done"):  # (also when this page runs without app.py's guard, as after a switch)
-    # idempotent: the same code on every visit; the outcome is decided from the stored answers
-    code = finish_session(ctx.store, study, ctx.session.session_id).completion_code or ""
+    # idempotent: the same code on every visit; the outcome is decided from the stored answers; a session
+    # ended by a [study.session] limit keeps that in its meta
+    session = finish_session(ctx.store, study, ctx.session.session_id, ctx.step.limit)
+    code, limit = session.completion_code or "", session.meta.get("limit")
 if not code:
     st.stop()
 
 st.title("Thank you!", anchor=False)
-st.write("You have finished the study and all your answers are saved. You can close this page.")
+st.write(done_text(limit))
 st.markdown("Your completion code:")
 st.code(code, language=None)
 link = completion_link(study, code)

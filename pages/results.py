@@ -147,6 +147,8 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
     q["started_at"], q["completed_at"] = to_local(q["started_at"], zone), to_local(q["completed_at"], zone)
     if not q["external_id"].fillna("").astype(str).str.strip().any():  # no crowdsourcing ids: no empty column
         q = q.drop(columns=["external_id"])
+    if not q["ended_by"].astype(bool).any():  # no session ended by a [study.session] limit
+        q = q.drop(columns=["ended_by"])
     if not (q["checks_passed"] + q["checks_failed"] + q["tutorial_first_try"]).any():  # a study without checks
         q = q.drop(columns=["checks_passed", "checks_failed", "tutorial_first_try", "checks_result"])
     else:  # the checks right after the status: what a researcher looks at first in a crowd study

@@ -26,6 +26,7 @@ from evalkit.invite import (
     participant_statuses,
     private_link,
     read_ids_csv,
+    reissue,
     status_text,
 )
 from evalkit.store import Participant, Session, open_store
@@ -238,7 +239,8 @@ def test_cli_invite_uses_the_configs_database_and_says_when_the_study_is_open(tm
 @pytest.mark.parametrize("args, needle", [
     (["--n", "0"], "must be in 1..100000"),
     (["--n", "2", "--csv", "x.csv"], "not allowed with argument"),
-    ([], "one of the arguments --n --csv --status is required"),
+    ([], "one of the arguments --n --csv --status --reissue is required"),
+    (["--reissue"], "expected at least one argument"),
 ])
 def test_cli_invite_usage_errors(tmp_path: Path, args: list[str], needle: str) -> None:
     out = run("invite", *args, "--db", str(tmp_path / "db.sqlite"), cwd=tmp_path)
@@ -256,3 +258,74 @@ def test_cli_invite_errors_are_one_line_without_a_traceback(tmp_path: Path, args
     out = run("invite", *args, *db, cwd=tmp_path)
     assert out.returncode == 1 and needle in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "db.sqlite").exists() or "--status" not in args
+
+
+# ----------------------------------------------------------------------------- a lost link: --reissue
+
+
+def test_reissue_gives_a_new_key_and_the_old_link_stops_working(tmp_path: Path) -> None:
+    with open_store(tmp_path / "db.sqlite") as store:
+        old = {i.participant_id: i.key for i in invite(store, [("P01", "ada"), ("P02", ""), ("P03", "")]).created}
+        version = store.data_version()
+        [new] = reissue(store, ["P01", "P01"])  # each id once
+        assert new.participant_id == "P01" and new.note == "ada" and new.key != old["P01"]
+        assert check_link(store, {"participant": "P01", "key": new.key}, "open") == LinkCheck("valid", "P01")
+        assert check_link(store, {"participant": "P01", "key": old["P01"]}, "open").outcome == "invalid"
+        assert check_link(store, {"participant": "P02", "key": old["P02"]}, "open").outcome == "valid"  # untouched
+        assert store.participant("P01").note == "ada"
+        assert [(e["action"], e["detail"]) for e in store.admin_log()] == [("reissue_key", {"participant_id": "P01"})]
+        assert store.data_version() != version  # logged like every admin action
+        # an unknown id among known ones: refused, nothing changed (P02 keeps its key)
+        before = store.participants()
+        with pytest.raises(InviteError, match=r"not invited: P99, p02\. Nothing was changed"):
+            reissue(store, ["P02", "P99", "p02"])
+        assert store.participants() == before and len(store.admin_log()) == 1
+        for bad in ([], ["bad id"]):
+            with pytest.raises(InviteError):
+                reissue(store, bad)
+
+
+def test_a_reissued_link_resumes_the_session_already_started(tmp_path: Path) -> None:
+    with open_store(tmp_path / "db.sqlite") as store:
+        [first] = invite(store, [("P01", "")]).created
+        started = store.create_session(study_version="v", external_id="P01", meta={"invited": True})
+        [new] = reissue(store, ["P01"])
+        link = check_link(store, {"participant": "P01", "key": new.key}, "invited")
+        assert link == LinkCheck("valid", "P01")
+        earlier = store.find_session(link.participant_id)
+        assert earlier.session_id == started.session_id and invited_resume(earlier) == "resume"
+        assert check_link(store, {"participant": "P01", "key": first.key}, "invited").outcome == "invalid"
+
+
+def test_cli_invite_reissue(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    missing = run("invite", "--reissue", "P01", "--db", str(db), cwd=tmp_path)
+    assert missing.returncode == 1 and "database not found" in missing.stderr and not db.exists()
+    ids = write(tmp_path, "participant_id,note\nP01,lab A\nP02,\n")
+    assert run("invite", "--csv", str(ids), "--db", str(db), cwd=tmp_path).returncode == 0
+    with open_store(db) as store:
+        store.create_session(study_version="v", external_id="P02", meta={"invited": True})
+        before = store.participant("P01")
+    out = run("invite", "--reissue", "P01", "P02", "--db", str(db), "--base-url", "https://s.example.org/",
+              cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert [(r["participant_id"], r["note"]) for r in rows] == [("P01", "lab A"), ("P02", "")]
+    assert "the old links of P01, P02 no longer work" in out.stderr
+    assert "P02 has already started (not finished): the new link resumes their session" in out.stderr
+    assert "P01 has already started" not in out.stderr
+    with open_store(db) as store:
+        for r in rows:
+            key = urllib.parse.parse_qs(urllib.parse.urlsplit(r["link"]).query)["key"][0]
+            assert r["link"].startswith("https://s.example.org/?participant=") and key_matches(
+                store.participant(r["participant_id"]), key)
+        assert store.participant("P01").key_hash != before.key_hash
+        hashes = {p.participant_id: p.key_hash for p in store.participants()}
+    unknown = run("invite", "--reissue", "P01", "P77", "--db", str(db), cwd=tmp_path)
+    assert unknown.returncode == 1 and "not invited: P77. Nothing was changed" in unknown.stderr
+    assert unknown.stdout == "" and "Traceback" not in unknown.stderr
+    with open_store(db) as store:
+        assert {p.participant_id: p.key_hash for p in store.participants()} == hashes
+    to_file = run("invite", "--reissue", "P01", "--db", str(db), "--out", str(tmp_path / "new.csv"), cwd=tmp_path)
+    assert to_file.returncode == 0 and to_file.stdout == "" and "wrote 1 new private link(s)" in to_file.stderr
+    assert (tmp_path / "new.csv").read_text(encoding="utf-8").startswith("participant_id,note,link\nP01,lab A,http")

@@ -111,3 +111,25 @@ def test_participants_are_copied_between_backends(tmp_path: Path, pg_url: str) -
             assert counts["participants"] == 2
             assert dest.table("participants") == src.table("participants")
             assert dest.participants() == src.participants()
+
+
+def test_inviting_does_not_move_the_data_version(store: Store) -> None:
+    """The results page's cache key is about answers: adding invitations (or adding them again) keeps it."""
+    version = store.data_version()
+    assert store.add_participants([("P01", "h1", ""), ("P02", "h2", "")]) == ["P01", "P02"]
+    assert invite(store, [("P03", "")]).created and store.add_participants([("P01", "x", "")]) == []
+    assert store.data_version() == version
+    store.create_session(study_version="v", external_id="P01", meta={"invited": True})
+    assert store.data_version() != version  # a session does move it
+
+
+def test_replace_participant_keys_is_all_or_nothing(store: Store) -> None:
+    store.add_participants([("P01", "h1", "n1"), ("P02", "h2", "")])
+    assert store.replace_participant_keys({"P01": "new1", "P99": "x"}) == ["P99"]
+    assert store.participant("P01").key_hash == "h1" and store.admin_log() == []
+    assert store.replace_participant_keys({"P01": "new1", "P02": "new2"}, actor="cli") == []
+    assert (store.participant("P01").key_hash, store.participant("P01").note) == ("new1", "n1")
+    assert store.participant("P02").key_hash == "new2"
+    assert [(e["actor"], e["detail"]["participant_id"]) for e in store.admin_log()] == [("cli", "P01"), ("cli", "P02")]
+    with pytest.raises(ValueError):
+        store.replace_participant_keys({"P01": ""})

@@ -595,19 +595,23 @@ class Store(abc.ABC):
         return row
 
     @retried
-    def complete_session(self, session_id: str, code: str | None = None) -> Session:
+    def complete_session(self, session_id: str, code: str | None = None,
+                         meta: Mapping[str, Any] | None = None) -> Session:
         """Mark a session completed and give it a completion code; idempotent (same code every time).
 
         ``code``: the code to give (a study-level pass or fail code, see :mod:`evalkit.checks`); None: a new
-        per-session code. The first completion decides: a later call returns the stored code."""
+        per-session code. ``meta``: keys added to the session's ``meta`` in the same transaction (e.g.
+        ``{"limit": "time"}`` for a session ended by a limit). The first completion decides: a later call
+        returns the stored code and meta and changes nothing."""
         with self._write() as conn:
             row = self._require(conn, session_id)
             if row["completed_at"] is None:
                 status = "completed" if row["status"] == "active" else row["status"]
                 given = code or row["completion_code"] or new_completion_code()
-                self._exec(conn, "UPDATE sessions SET completed_at = ?, completion_code = ?, status = ? "
+                merged = {**(json.loads(row["meta"]) if row["meta"] else {}), **dict(meta or {})}
+                self._exec(conn, "UPDATE sessions SET completed_at = ?, completion_code = ?, status = ?, meta = ? "
                                  "WHERE session_id = ? AND completed_at IS NULL",
-                           (now_iso(), given, status, session_id))
+                           (now_iso(), given, status, json.dumps(merged, sort_keys=True), session_id))
                 row = self._require(conn, session_id)
         return Session.from_row(row)
 
@@ -673,6 +677,25 @@ class Store(abc.ABC):
                 if got:
                     added.append(pid)
         return added
+
+    def replace_participant_keys(self, keys: Mapping[str, str], *, actor: str = "cli") -> list[str]:
+        """Give invited participants new key hashes (``{participant_id: key_hash}``), all in one transaction, and
+        log each in the admin log (the id only): their old private links stop working at once.
+
+        Returns the ids that are not invited; then nothing is changed. Not retried after a dropped connection
+        (the new keys would be stored without the caller knowing)."""
+        for pid, key_hash in keys.items():
+            if not pid or not key_hash:
+                raise ValueError(f"a participant needs a non-empty id and a key hash, got {pid!r}")
+        with self._write() as conn:
+            missing = [pid for pid in keys if self._exec(conn, "SELECT 1 FROM participants WHERE participant_id = ?",
+                                                         (pid,)).fetchone() is None]
+            if missing:
+                return missing
+            for pid, key_hash in keys.items():
+                self._exec(conn, "UPDATE participants SET key_hash = ? WHERE participant_id = ?", (key_hash, pid))
+                self._log(conn, actor, "reissue_key", {"participant_id": pid})
+        return []
 
     @retried
     def participant(self, participant_id: str) -> Participant | None:

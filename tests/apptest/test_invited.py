@@ -140,3 +140,18 @@ def test_the_results_page_of_an_invited_only_study_without_invitations_says_how(
 def test_an_open_study_without_invitations_shows_no_section(harness: Harness) -> None:
     at = unlock(results_app(harness))
     assert not at.exception and "Invited participants" not in texts(at)
+
+
+def test_a_reissued_link_resumes_the_started_session_and_the_old_link_is_refused(harness: Harness) -> None:
+    from evalkit.invite import reissue
+
+    old = links(harness, "P01")["P01"]
+    at = harness.app(participant="P01", key=old)
+    button(agree(at), "Start the study").click().run()
+    token = at.query_params["s"]
+    [new] = reissue(harness.store, ["P01"])  # python -m evalkit invite --reissue P01
+    again = harness.app(participant="P01", key=new.key)
+    assert not again.exception and dict(again.query_params) == {"s": token}  # the same session, resumed
+    refused = harness.app(participant="P01", key=old)
+    assert "This invitation link is not valid" in texts(refused) and "s" not in refused.query_params
+    assert len(harness.store.sessions()) == 1

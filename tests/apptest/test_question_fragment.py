@@ -179,7 +179,7 @@ def test_an_unexpected_error_in_the_fragment_shows_a_calm_message(harness: Harne
     def broken(*args, **kwargs):
         raise RuntimeError("boom: internal detail")
 
-    monkeypatch.setattr("ui.current_step", broken)
+    monkeypatch.setattr("ui.resolve_step", broken)
     answer(at, "turing", 0)
     assert "Something went wrong on our side" in at.error[0].value
     assert "boom" not in texts(at)

@@ -506,7 +506,7 @@ def test_unexpected_error_shows_a_calm_message_not_a_traceback(harness: Harness,
     def broken(*args, **kwargs):
         raise RuntimeError("boom: internal detail")
 
-    monkeypatch.setattr("ui.current_step", broken)
+    monkeypatch.setattr("ui.resolve_step", broken)
     again = harness.app(s=token)
     assert not again.exception
     assert "Something went wrong on our side" in again.error[0].value
