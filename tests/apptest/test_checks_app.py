@@ -19,13 +19,22 @@ from tests.helpers import ROOT
 CROWD = ROOT / "examples" / "crowd"
 
 
-def crowd(tmp: Path, **replace: str) -> Path:
-    """A copy of the crowd example; ``replace`` edits lines of its config (old line -> new line)."""
+def crowd(tmp: Path, *, whole: bool = False, **replace: str) -> Path:
+    """A copy of the crowd example; ``replace`` edits lines of its config (old line -> new line). Unless
+    ``whole``, without its background form and its shared queue, with 3 questions (the checks' and the limits'
+    tests: a practice question, 3 questions and 2 attention checks, planned from the evaluator's seed)."""
     dest = tmp / "crowd"
     shutil.copytree(CROWD, dest, ignore=shutil.ignore_patterns("data"))
     config = dest / "config.toml"
     text = config.read_text(encoding="utf-8").replace('datasets = "../../datasets"',
                                                       f'datasets = "{ROOT / "datasets"}"')
+    if not whole:
+        form = text.index('[[tasks]]\nkind = "form"')
+        text = text[:form] + text[text.index('[[tasks]]\nkind = "compare"'):]
+        text = "\n".join(line for line in text.splitlines()
+                         if not line.startswith(("judgments_per_item", "claim_minutes")))
+        text = text.replace("\nquestions = 4 ", "\nquestions = 3 ")
+        assert "questions = 3 " in text and "kind = \"form\"" not in text
     for old, new in replace.items():
         assert old in text, old
         text = text.replace(old, new)
