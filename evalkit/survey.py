@@ -235,17 +235,20 @@ def finish_session(store: Store, study: Study, session_id: str, limit: str | Non
     outcome = session_outcome(store.answers(session_id), study.max_failed_checks)
     session = store.complete_session(session_id, completion_code(study, outcome),
                                      meta={"limit": limit} if limit else None)
-    on_session_end(store, session)
+    on_session_end(store, session, failed=not outcome.passed)
     return session
 
 
-def on_session_end(store: Store, session: Session) -> None:
-    """Hook run whenever a session reaches the done screen (completed normally or ended by a limit; on every
-    visit, so what it does must be idempotent). ``session.meta.get("limit")`` says whether a limit ended it.
+def on_session_end(store: Store, session: Session, *, failed: bool = False) -> None:
+    """Run whenever a session reaches the done screen (completed normally or ended by a limit; on every visit,
+    so what it does is idempotent). ``session.meta.get("limit")`` says whether a limit ended it.
 
     Gives the session's unanswered claims in k-per-item queues back at once (``judgments_per_item``; a session
-    ended by a limit may hold one), instead of after the task's ``claim_minutes``."""
-    store.release_claims(session.session_id)
+    ended by a limit may hold one) instead of after the task's ``claim_minutes``. A session that ``failed`` its
+    attention checks gives its answered claims back too: its answers stay stored (and are left out of the
+    statistics by default), and its units go back to the queue, so each still gets k judgments from
+    evaluators who passed."""
+    store.release_claims(session.session_id, answered=failed)
 
 
 def done_text(limit: object) -> str:

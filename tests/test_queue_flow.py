@@ -212,3 +212,30 @@ def test_register_is_idempotent(tmp_path: Path) -> None:
     with open_store(tmp_path / "q.sqlite") as store:
         assert register(store, loaded.study, loaded.item_sets) == {"help": 12}
         assert register(store, loaded.study, loaded.item_sets) == {"help": 0}
+
+
+def test_an_evaluator_who_failed_the_checks_gives_the_units_back(tmp_path: Path, db_url: str) -> None:
+    """Their answers stay stored, but the queue counts only evaluators who passed: each unit still gets k."""
+    loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 2"), 1,
+                                          'attention_checks = ["gold0"]\n'), n=2, gold=1)
+    with open_store(db_url) as store:
+        register(store, loaded.study, loaded.item_sets)
+        sessions = []
+        for name, right in (("fails", False), ("passes", True)):
+            session = store.create_session(study_version=loaded.version, evaluator_name=name)
+            questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+            while (step := resolve_step(store, loaded.study, loaded.item_sets, session, questions,
+                                        store.progress(session.session_id))).question is not None:
+                q = step.question
+                label = "A"
+                if q.check is not None:  # the attention check: the expected system's response, or the other
+                    want = q.check.want if right else next(s for s in q.sources if s != q.check.want)
+                    label = q.labels[q.sources.index(want)]
+                responses.record_choice(store, session, q, label, 900)
+            finish_session(store, loaded.study, session.session_id)
+            sessions.append(session)
+            status = store.queue_status("help", 1)
+            assert status.judged == (0 if name == "fails" else 2) and status.live == 0
+        assert [a.check_passed for a in store.answers(task="help") if a.check] == [False, True]
+        assert len([a for a in store.answers(task="help") if not a.check]) == 4  # every answer is kept
+        assert store.queue_status("help", 1).full

@@ -1118,12 +1118,15 @@ class Store(abc.ABC):
                             [(task, r["unit"]) for r in gone])
 
     @retried
-    def release_claims(self, session_id: str, *, now: float | None = None) -> int:
+    def release_claims(self, session_id: str, *, answered: bool = False, now: float | None = None) -> int:
         """Give the session's unanswered live claims back to their queues (marked expired, kept for the
-        record); for a session that completed or ended early. Returns how many. Answered claims stay."""
+        record); for a session that completed or ended early. Returns how many. Answered claims stay, unless
+        ``answered``: a session that failed its attention checks gives every claim back, so that each unit
+        still gets its k judgments from evaluators who passed (its answers stay stored; an expired claim does
+        not count as a judgment in :meth:`queue_status`)."""
         with self._write() as conn:
             self._require(conn, session_id)
-            return self._release(conn, session_id, at=now)
+            return self._release(conn, session_id, answered_too=answered, at=now)
 
     def _release(self, conn: Any, session_id: str, *, answered_too: bool = False, at: float | None = None) -> int:
         """Inside a write transaction: expire the session's live claims (unanswered ones, or all of them with
@@ -1172,8 +1175,8 @@ class Store(abc.ABC):
             units = int(self._exec(conn, "SELECT count(*) AS n FROM queue_units WHERE task = ?",
                                    (task,)).fetchone()["n"])
             answered = {r["unit"]: int(r["n"]) for r in self._exec(
-                conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND {_answered()} GROUP BY unit",
-                (task,))}
+                conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND expired_at IS NULL AND "
+                      f"{_answered()} GROUP BY unit", (task,))}
             live = {r["unit"]: int(r["n"]) for r in self._exec(
                 conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND expired_at IS NULL AND NOT "
                       f"{_answered()} GROUP BY unit", (task,))}
