@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from evalkit.balance import arrival_of
 from evalkit.checks import CheckFeedback, pending_feedback, skip_tutorial
 from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
@@ -105,9 +106,9 @@ def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
 
 
 @st.cache_resource(show_spinner=False, max_entries=20_000)
-def _plan(version: str, seed: int, _loaded: LoadedStudy) -> list[Question]:
-    """An evaluator's plan, computed once per process (it is a pure function of the study and the seed)."""
-    return plan(_loaded.study, _loaded.pools, seed, _loaded.item_sets)
+def _plan(version: str, seed: int, arrival: int | None, _loaded: LoadedStudy) -> list[Question]:
+    """An evaluator's plan, computed once per process (a pure function of the study, the seed and the arrival)."""
+    return plan(_loaded.study, _loaded.pools, seed, _loaded.item_sets, arrival)
 
 
 def load() -> tuple[LoadedStudy, Store]:
@@ -165,13 +166,14 @@ def step_of(loaded: LoadedStudy, store: Store, session: Session,
 
     The plan is kept in the browser session too: a lookup in ``st.cache_resource`` (hashing its arguments)
     costs about 0.2 ms, a noticeable part of answering a question."""
-    key = (loaded.version, session.seed)
+    arrival = arrival_of(session.meta)
+    key = (loaded.version, session.seed, arrival)
     held = st.session_state.get("_plan")
     if held is not None and held[0] == key:
         questions = held[1]
     else:
         try:
-            questions = _plan(loaded.version, session.seed, loaded)
+            questions = _plan(loaded.version, session.seed, arrival, loaded)
         except PlanError as exc:  # the data changed under a running study
             log.error("plan failed for a session: %s", exc)
             st.error("This study cannot show your questions right now. Please tell the research team.")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
+from .balance import audit, audit_lines
 from .checks import TaskChecks
 from .config import ConfigError, LoadedStudy, RatingTask, Study, load_study, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
@@ -106,9 +107,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"Task {task.id!r} ({task.kind}): {len(task.slots())} questions, selection {task.selection}, "
                   f"order {task.order}")
     unmatched = total = 0
-    for seed in range(args.samples):
-        questions = [q for q in plan(study, pools, seed, loaded.item_sets)  # (every kind's plan is run)
-                     if kind_of(q.kind).source == "pools"]  # only these questions are length-matched
+    plans = []
+    for seed in range(args.samples):  # simulated evaluators: seed i arriving i-th
+        planned = plan(study, pools, seed, loaded.item_sets, arrival=seed)  # (every kind's plan is run)
+        plans.append(planned)
+        questions = [q for q in planned if kind_of(q.kind).source == "pools"]  # only these are length-matched
         total += len(questions)
         unmatched += sum(not q.matched for q in questions)
     warnings: list[str] = []
@@ -122,6 +125,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                 f"{args.max_unmatched:.0%}): their texts differ in length beyond [bias] length_tolerance / "
                 "sentence_tolerance, so length may give the answer away. Add reviews of similar length, relax "
                 "the tolerances or the [pool] filters.")
+    if balances := audit(plans):
+        print(f"\nBalance over {args.samples} simulated evaluators (arrivals and seeds 0..{args.samples - 1}): "
+              "how often each system (or source) was shown at each position, and each pair")
+        modes = {t.id: "rotation" if study.rotates(t.kind) else "shuffle" for t in study.tasks}
+        print("\n".join(audit_lines(balances, modes=modes)))
     for warning in warnings:
         print(f"\nWARNING: {warning}", file=sys.stderr)
     if warnings and args.strict:
@@ -160,8 +168,8 @@ def checks_outline(tc: TaskChecks | None) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Print one evaluator's plan as JSON, sources included (for audit)."""
     loaded = _open(args.config)
-    questions = plan(loaded.study, loaded.pools, args.seed, loaded.item_sets)
-    out = {"study": loaded.study.title, "version": loaded.version, "seed": args.seed,
+    questions = plan(loaded.study, loaded.pools, args.seed, loaded.item_sets, args.arrival)
+    out = {"study": loaded.study.title, "version": loaded.version, "seed": args.seed, "arrival": args.arrival,
            "questions": [q.as_dict(with_sources=True) for q in questions]}
     json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
@@ -359,6 +367,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _arrival(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("the arrival must be 0 or more (the number of sessions started before)")
+    return value
+
+
 DB_HELP = "the study's database: a SQLite path, sqlite:///path or postgresql://user:password@host:port/db"
 
 
@@ -376,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("plan", help="print the plan of one evaluator seed as JSON (sources included)")
     p.add_argument("--seed", type=_seed, required=True, help="evaluator seed, 0..2**32-1")
+    p.add_argument("--arrival", type=_arrival, default=None,
+                   help="the evaluator's arrival number (sessions started before; default: none, the plan of a "
+                        "session from before arrivals were stored)")
     p.add_argument("--config", default="config.toml", help="study config (default: config.toml)")
     p.set_defaults(func=cmd_plan)
     p = sub.add_parser("report", help="print the results from a database (same numbers as the results page)")

@@ -124,6 +124,8 @@ class SessionLimits:
 
 #: ``[study] participants``: who may start a session.
 PARTICIPANT_MODES = ("open", "invited")
+#: ``[study] positions``: how the texts of a question are placed (see :mod:`evalkit.balance`)
+POSITION_MODES = ("rotation", "shuffle")
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,16 @@ class Study:
     completion_code_fail: str = ""
     redirect_seconds: int = 5  # the done screen sends the evaluator to completion_url after this (0 = never)
     session: SessionLimits = SessionLimits()  # [study.session]: time / question limits and pauses
+    #: ``[study] positions``: "rotation" (Williams rows keyed by arrival, every kind), "shuffle" (an independent
+    #: draw per evaluator, every kind) or None (unset: rotation for the items kinds, shuffle for the review pools)
+    positions: str | None = None
+
+    def rotates(self, kind: str) -> bool:
+        """Whether tasks of ``kind`` take display orders from the Williams rotation (for sessions with an
+        arrival): ``[study] positions``, by default only the kinds over items files."""
+        if self.positions is not None:
+            return self.positions == "rotation"
+        return KINDS[kind].source == "items"
 
     def task_checks(self, task_id: str) -> TaskChecks | None:
         """The tutorial and attention-check settings of a task, or None."""
@@ -282,6 +294,10 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if participants not in PARTICIPANT_MODES:
         st.fail("participants", f"must be one of {', '.join(repr(m) for m in PARTICIPANT_MODES)} (\"invited\": only "
                                 f"the private links of `python -m evalkit invite` may start), got {participants!r}")
+    positions = st.get("positions", None)
+    if positions is not None and positions not in POSITION_MODES:
+        st.fail("positions", f"must be one of {', '.join(repr(m) for m in POSITION_MODES)} (\"rotation\": the "
+                             f"texts' positions rotate over evaluators in arrival order), got {positions!r}")
     codes = {}
     for key in ("completion_code_pass", "completion_code_fail"):
         code = st.str(key, "", nonempty=False).strip()
@@ -359,7 +375,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         participants=participants,
         checks=tuple(task_checks.items()), max_failed_checks=max_failed,
         completion_code_pass=codes["completion_code_pass"], completion_code_fail=codes["completion_code_fail"],
-        redirect_seconds=redirect_seconds, session=session,
+        redirect_seconds=redirect_seconds, session=session, positions=positions,
     )
 
 

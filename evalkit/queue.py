@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .balance import arrival_of, row_for
 from .rng import Mulberry32, derive_seed, shuffle
 from .tasks import kind_of
 
@@ -100,14 +101,22 @@ def is_queued(question: Question) -> bool:
     return question.slot < 0 and not question.texts
 
 
-def fill(question: Question, unit: str, its: ItemSet, seed: int) -> Question:
+def fill(question: Question, unit: str, its: ItemSet, seed: int, arrival: int | None = None) -> Question:
     """The placeholder ``question`` with the claimed unit's item and outputs, the systems in display order.
 
-    The order is seeded by the evaluator's seed and the question (reproducible on a rerun or a reload): a pair
-    is shown either way round with equal chance, more outputs are shuffled."""
+    With the evaluator's ``arrival`` (:mod:`evalkit.balance`), the order is row ``arrival + question index`` of
+    the Williams design for the unit's systems: consecutive evaluators, and one evaluator's consecutive
+    questions, walk through the rows, so over the study each system sits in each position about equally often
+    (a pair alternates sides). Without one (``[study] positions = "shuffle"``, or a session from before
+    arrivals), a shuffle seeded by the evaluator's seed and the question. Either way a rerun or a reload shows
+    the same order."""
     item_id, systems = parse_unit(unit)
     item = its.by_id(item_id)
-    order = shuffle(list(systems), Mulberry32(derive_seed("evalkit-queue-order", question.task, seed, question.index)))
+    if arrival is not None:
+        order = [systems[p] for p in row_for(arrival, question.index, len(systems))]
+    else:
+        order = shuffle(list(systems),
+                        Mulberry32(derive_seed("evalkit-queue-order", question.task, seed, question.index)))
     return replace(question, slot=its.index[item_id], review_ids=(item.id,) * len(order), sources=tuple(order),
                    texts=tuple(item.outputs[s] for s in order), input=item.input or None, title=item.title)
 
@@ -127,7 +136,8 @@ def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], se
     if unit is None:
         return None
     (path,) = kind.items_files(task)
-    return fill(question, unit, items[path], session.seed)
+    arrival = arrival_of(session.meta) if study.rotates(task.kind) else None
+    return fill(question, unit, items[path], session.seed, arrival)
 
 
 def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,

@@ -18,6 +18,12 @@ Bias controls
 * Length normalisation at display (:mod:`evalkit.truncation`).
 * Positions (which text is A, B, C) shuffled per question; question order
   within a task shuffled per evaluator unless the task says ``order = "fixed"``.
+  With ``[study] positions = "rotation"`` and the evaluator's ``arrival``, the
+  positions come from a Williams design instead (:mod:`evalkit.balance`):
+  occurrence ``m`` (over all evaluators in arrival order) of the task's
+  ``j``-th distinct source combination is shown in the order
+  ``row_for(m, j, k)``. The shuffle is still drawn (and ignored), so every
+  other draw, and so the texts, stay those of the shuffled plan.
 
 Selection modes
 ---------------
@@ -43,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .balance import row_for
 from .checks import CheckSpec, add_checks
 from .config import BiasControls, PairwiseTask, RatingTask, Study, TripletTask
 from .datasets import PoolIndex, Pools, RatingItem, Review
@@ -236,10 +243,14 @@ def _select_task(task: TripletTask | PairwiseTask, selector: _Selector, rng: Mul
 
 
 def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
-         items: Mapping[Path, ItemSet] | None = None) -> list[Question]:
+         items: Mapping[Path, ItemSet] | None = None, arrival: int | None = None) -> list[Question]:
     """The evaluator's questions, task by task (in config order), each task's in display order.
 
-    A pure function of ``(study, pools, seed, items)``. Pass the :class:`Pools` that
+    A pure function of ``(study, pools, seed, items, arrival)``. ``arrival`` (the number of sessions
+    created before this one, :func:`evalkit.balance.arrival_of`) balances display orders and, for the items
+    kinds, the combinations of systems across evaluators (:mod:`evalkit.balance`) for the kinds
+    :meth:`Study.rotates`; None gives the plan an evaluator always had (sessions created before arrivals were
+    stored). Pass the :class:`Pools` that
     :func:`evalkit.datasets.load_pools` returns: its length index is built once
     and reused, which makes a plan cost O(questions x log(pool size)).
     Rating blocks have no planned questions (the evaluator picks the items).
@@ -253,6 +264,8 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
         pools = Pools(pools)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError("seed must be an int")
+    if arrival is not None and (isinstance(arrival, bool) or not isinstance(arrival, int) or arrival < 0):
+        raise ValueError(f"arrival must be an integer >= 0 or None, got {arrival!r}")
     selector = _Selector(pools, study.bias)
     tasks = study.sampled_tasks
     selections: dict[str, _Selection] = {}
@@ -272,9 +285,18 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
         slots = list(range(len(selection)))
         if task.order == "shuffled":
             slots = shuffle(slots, rng)
+        rotate = arrival is not None and study.rotates(task.kind)
+        if rotate:  # occurrences of each source combination before this evaluator (every plan has the same slots)
+            combos = list(dict.fromkeys(sources for sources, _domain in task.slots()))
+            per_evaluator = Counter(sources for sources, _domain in task.slots())
+            seen = {c: arrival * per_evaluator[c] for c in combos}
         for index, slot in enumerate(slots):
             reviews, matched, texts = selection[slot]
             perm = shuffle(list(range(len(reviews))), rng)
+            if rotate:
+                combo = task.slots()[slot][0]
+                perm = row_for(seen[combo], combos.index(combo), len(reviews))
+                seen[combo] += 1
             if texts is None:
                 b = study.bias
                 texts = normalise_lengths([r.text for r in reviews],
@@ -292,8 +314,9 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
         missing = sorted(str(p) for p in needed if items is None or p not in items)
         if missing:
             raise PlanError(f"the items files {missing} are not loaded: pass LoadedStudy.item_sets to plan()")
-        inputs = PlanInputs(seed=seed, items=items or {}, draw=selector.draw_any)
         for task in own:
+            inputs = PlanInputs(seed=seed, items=items or {}, draw=selector.draw_any,
+                                arrival=arrival if study.rotates(task.kind) else None)
             per_task[task.id] = KINDS[task.kind].plan(task, inputs)
     add_checks(study, per_task, pools, items, seed)
     return [q for t in study.tasks for q in per_task.get(t.id, ())]

@@ -554,6 +554,13 @@ class Store(abc.ABC):
         creating the new one happen in one write transaction, so two tabs clicking "start" at the same
         moment cannot create two: the second gets :class:`ParticipantHasSession` with the first session.
         Not retried after a dropped connection (a retry would make a second session).
+
+        ``meta`` gets ``arrival``: the number of sessions stored before this one (0, 1, 2, ...; trashed ones
+        included), counted inside the same write transaction, which keys the balanced display orders of
+        :mod:`evalkit.balance`. SQLite's write transactions take turns, so arrivals there are distinct; on
+        PostgreSQL two sessions started at the same instant can read the same count and share an arrival
+        (rare; it only makes the balance a little less exact, nothing breaks). A session deleted for good
+        lowers the count, so a later one may repeat an arrival, with the same small effect.
         """
         if seed is None:
             seed = secrets.randbits(32)
@@ -563,7 +570,7 @@ class Store(abc.ABC):
             "session_id": uuid.uuid4().hex, "evaluator_name": evaluator_name.strip(),
             "external_id": external_id.strip(), "seed": int(seed), "study_version": study_version,
             "started_at": now_iso(), "completed_at": None, "user_agent": user_agent[:500], "status": "active",
-            "completion_code": None, "meta": json.dumps(dict(meta or {}), sort_keys=True),
+            "completion_code": None,
         }
         with self._write() as conn:
             if one_per_participant and row["external_id"]:
@@ -571,6 +578,8 @@ class Store(abc.ABC):
                 earlier = self._find(conn, row["external_id"])
                 if earlier is not None:
                     raise ParticipantHasSession(earlier)
+            arrival = int(self._exec(conn, "SELECT COUNT(*) AS n FROM sessions").fetchone()["n"])
+            row["meta"] = json.dumps({**dict(meta or {}), "arrival": arrival}, sort_keys=True)
             self._exec(conn, f"INSERT INTO sessions ({', '.join(COLUMNS['sessions'])}) VALUES "
                              f"({', '.join('?' * len(COLUMNS['sessions']))})",
                        [row[c] for c in COLUMNS["sessions"]])

@@ -149,6 +149,9 @@ class PlanInputs:
     items: Mapping[Path, ItemSet]  # the loaded items files, by resolved path
     #: draws one unused review of (source, domain) from the review pools, shared with the rest of the plan
     draw: Callable[[str, str, Mulberry32], Review]
+    #: the evaluator's arrival number (sessions created before theirs), when display orders are balanced
+    #: across evaluators (:mod:`evalkit.balance`); None: each evaluator's plan is balanced on its own
+    arrival: int | None = None
 
 
 class TaskKind:
@@ -204,7 +207,8 @@ class TaskKind:
         return ""
 
     def plan(self, task: Any, inputs: PlanInputs) -> list[Question]:
-        """This evaluator's questions, for kinds whose ``source`` is ``"items"`` (seeded by ``inputs.seed``)."""
+        """This evaluator's questions, for kinds whose ``source`` is ``"items"`` (seeded by ``inputs.seed``;
+        ``inputs.arrival``, when given, balances display orders across evaluators)."""
         return []
 
     def queue_spec(self, task: Any) -> QueueSpec | None:

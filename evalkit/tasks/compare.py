@@ -88,7 +88,7 @@ class CompareKind(TaskKind):
             return queued_questions(task.id, self.name, task.source.questions)
         its = inputs.items[task.source.items]
         rng = task_rng(task.id, inputs.seed)
-        shown = balanced(combinations(systems_of(task.source, its), 2), task.source.questions, rng)
+        shown = balanced(combinations(systems_of(task.source, its), 2), task.source.questions, rng, inputs.arrival)
         return plan_items(task.id, self.name, its, shown, rng)
 
 

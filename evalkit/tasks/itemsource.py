@@ -15,6 +15,14 @@ The plan of one task for one evaluator
 * Positions: for pairs, the first time a pair comes its order is drawn, then it alternates, so each system
   of a pair is on the left as often as on the right (within one). For three or more outputs the display
   order is shuffled per question.
+* With the evaluator's *arrival* (the number of sessions created before theirs; :mod:`evalkit.balance`) the
+  plan is balanced *across* evaluators too: the ``q mod c`` combinations an evaluator gets once more than
+  the others are the next ones of a cycle through all ``c`` (:func:`evalkit.balance.extras`), so over
+  consecutive evaluators every combination (every pair of systems) comes equally often; and the display
+  order is a row of a Williams design instead of a draw: occurrence ``m`` (counted over all evaluators in
+  arrival order) of combination ``j`` of ``k`` systems gets ``row_for(m, j, k)``. For a pair that is an
+  alternation across evaluators; for three or more outputs every system is in every position equally
+  often, and (even ``k``) follows every other equally often.
 * The item of each question is drawn uniformly among the items that have an output for every system of
   the combination, never one the evaluator already has in this task, never an attention-check item (one
   with ``check``). A draw is O(1) expected (rejection from a cached candidate list), so a plan does not
@@ -30,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from ..balance import extras, extras_before, row_for
 from ..items import ItemSet
 from ..rng import Mulberry32, derive_seed, shuffle
 from .base import Common, ConfigError, Table
@@ -132,9 +141,33 @@ def deal(choices: Sequence[T], n: int, rng: Mulberry32) -> list[T]:
     return dealt[:n]
 
 
-def balanced(combos: Sequence[tuple[str, ...]], questions: int, rng: Mulberry32) -> list[tuple[str, ...]]:
+def balanced(combos: Sequence[tuple[str, ...]], questions: int, rng: Mulberry32,
+             arrival: int | None = None) -> list[tuple[str, ...]]:
     """``questions`` combinations dealt in rounds (:func:`deal`), then put in display order: a pair
-    alternates its order after a random first, larger combinations are shuffled."""
+    alternates its order after a random first, larger combinations are shuffled.
+
+    With ``arrival`` (see :mod:`evalkit.balance`): full rounds (each shuffled), then the evaluator's extras
+    (:func:`~evalkit.balance.extras`, shuffled), each in the display order of a Williams design row keyed by
+    the combination's occurrence over all evaluators (:func:`~evalkit.balance.row_for`)."""
+    if arrival is None:
+        return _balanced_alone(combos, questions, rng)
+    c = len(combos)
+    full, rest = divmod(questions, c)
+    dealt: list[int] = []
+    for _ in range(full):
+        dealt.extend(shuffle(list(range(c)), rng))
+    dealt.extend(shuffle(extras(arrival, rest, c), rng))
+    seen = [arrival * full + extras_before(arrival, rest, c, j) for j in range(c)]
+    out: list[tuple[str, ...]] = []
+    for j in dealt:
+        combo = combos[j]
+        out.append(tuple(combo[p] for p in row_for(seen[j], j, len(combo))))
+        seen[j] += 1
+    return out
+
+
+def _balanced_alone(combos: Sequence[tuple[str, ...]], questions: int, rng: Mulberry32) -> list[tuple[str, ...]]:
+    """Today's plan of an evaluator without an arrival (kept bit for bit)."""
     dealt = deal(combos, questions, rng)
     flipped: dict[tuple[str, ...], bool] = {}
     out: list[tuple[str, ...]] = []

@@ -105,7 +105,7 @@ class RankKind(TaskKind):
         its = inputs.items[task.source.items]
         rng = task_rng(task.id, inputs.seed)
         systems = systems_of(task.source, its)
-        shown = balanced(combinations(systems, task.shown(systems)), task.source.questions, rng)
+        shown = balanced(combinations(systems, task.shown(systems)), task.source.questions, rng, inputs.arrival)
         return plan_items(task.id, self.name, its, shown, rng)
 
 

@@ -153,7 +153,7 @@ class ScoreKind(TaskKind):
         its = inputs.items[task.source.items]
         rng = task_rng(task.id, inputs.seed)
         combos = combinations(systems_of(task.source, its), task.outputs_per_question)
-        return plan_items(task.id, self.name, its, balanced(combos, task.source.questions, rng), rng)
+        return plan_items(task.id, self.name, its, balanced(combos, task.source.questions, rng, inputs.arrival), rng)
 
 
 def missing_scores(task: ScoreTask, question: Question,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.balance import arrival_of
 from evalkit.sampling import Question, plan
 from evalkit.store import Unavailable
 from tests.apptest.conftest import Harness, button, has_button, page_protos, texts
@@ -55,7 +56,7 @@ def start(h: Harness, pid: str = "pid123"):
 def questions(h: Harness, at) -> list[Question]:
     session = h.store.get_session(at.query_params["s"])
     loaded = h.loaded
-    return plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+    return plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
 
 
 def choose(at, q: Question, system: str) -> None:

@@ -37,7 +37,8 @@ def test_a_valid_private_link_starts_the_participants_own_session_then_resumes_i
     button(agree(at), "Start the study").click().run()  # no name needed
     assert not at.exception
     [session] = harness.store.sessions()
-    assert session.external_id == "P01" and session.meta == {"invited": True} and session.evaluator_name == ""
+    assert session.external_id == "P01" and session.evaluator_name == ""
+    assert session.meta == {"invited": True, "arrival": 0}  # the first session of the study
     assert at.query_params["s"] == session.session_id
     again = harness.app(participant="P01", key=key)  # the same link later, in another browser
     assert not again.exception and again.query_params["s"] == session.session_id

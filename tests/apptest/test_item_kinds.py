@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from evalkit.balance import arrival_of
 from evalkit.sampling import Question, plan
 from evalkit.tasks.rank import place_name
 from tests.apptest.conftest import Harness, button, page_protos, texts
@@ -108,7 +109,8 @@ def start(h: Harness):
 def plan_of(h: Harness, at) -> list[Question]:
     session = h.store.get_session(at.query_params["s"])
     loaded = h.loaded
-    return [q for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets) if q.task == "block"]
+    return [q for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
+            if q.task == "block"]
 
 
 def shown_texts(at) -> list[str]:

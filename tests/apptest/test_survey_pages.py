@@ -119,7 +119,7 @@ def test_prolific_parameters_make_the_name_optional_and_resume(harness: Harness)
     assert not at.exception
     [session] = harness.store.sessions()
     assert session.external_id == "pid-123" and session.evaluator_name == ""
-    assert session.meta == {"prolific_pid": "pid-123", "study_id": "st-9", "session_id": "se-1"}
+    assert session.meta == {"prolific_pid": "pid-123", "study_id": "st-9", "session_id": "se-1", "arrival": 0}
     # the same participant opens the study link again (new tab, no token): same session, no new one
     again = harness.app(**query)
     assert not again.exception

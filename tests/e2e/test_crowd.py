@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from evalkit.balance import arrival_of
 from evalkit.config import open_study
 from evalkit.queue import parse_unit
 from evalkit.sampling import Question, plan
@@ -86,8 +87,8 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         wait_for_app_run(page)
         loaded = open_study(config, database=database)
         with open_store(database) as store:
-            seed = store.get_session(token).seed
-        questions = plan(loaded.study, loaded.pools, seed, loaded.item_sets)
+            session = store.get_session(token)
+        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
         tutorial = questions[0]
         assert tutorial.check is not None and tutorial.check.type == "tutorial"
         expect(page.get_by_text("Practice question")).to_be_visible()

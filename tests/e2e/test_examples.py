@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from evalkit.balance import arrival_of
 from evalkit.config import open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
@@ -111,7 +112,7 @@ def stored(config: Path, database: Path) -> tuple[list[Any], dict[tuple[str, int
         [session] = store.sessions()
         assert session.status == "completed"
         answers = store.answers(session.session_id)
-    questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+    questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
     by_key = {(q.task, q.index): q for q in questions}
     assert sorted((a.task, a.question_index) for a in answers) == sorted(by_key)  # each exactly once
     for a in answers:
