@@ -206,7 +206,7 @@ def test_finish_session_records_the_limit_once_and_gives_the_pass_code(store: St
     right = next(q for q in questions if q.check and q.check.type == "attention")
     record_choice(store, s, right, right.labels[right.sources.index(right.check.want)], 100)
     done = finish_session(store, study, s.session_id, "questions")
-    assert done.completion_code == "C1A2B3" and done.meta == {"prolific_pid": "p1", "limit": "questions"}
+    assert done.completion_code == "C1A2B3" and done.meta == {"prolific_pid": "p1", "limit": "questions", "arrival": 0}
     again = finish_session(store, study, s.session_id, "time")  # the first completion decides
     assert again.completion_code == "C1A2B3" and again.meta["limit"] == "questions"
     assert json.loads(store.table("sessions")[0]["meta"])["limit"] == "questions"
