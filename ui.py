@@ -444,7 +444,6 @@ def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Revie
         value = st.session_state.get(key, 0)
         safe_save(lambda: record_slider(ctx.store, ctx.session, question, int(value), button, elapsed_ms(clock)))
 
-    show_flash()
     with st.form(f"{question.task}-{question.index}"):
         st.slider(f"Move the slider towards the better {lower}", min_value=-100, max_value=100, value=0, step=1,
                   key=key, help=f"-100: {noun} A is entirely better · 0: no preference · +100: {noun} B is "
@@ -454,6 +453,7 @@ def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Revie
             st.caption("0 = no preference", text_alignment="center")
             st.caption(f"{noun} B is better ▶", text_alignment="right")
         st.markdown(f"Then say whether **both** {lower}s {acceptable}:")
+        show_flash()  # right above the buttons, where the evaluator is looking after a click
         c1, c2 = st.columns(2)
         with c1:
             st.form_submit_button("Accept: both are acceptable", on_click=submit, args=("accept",),
