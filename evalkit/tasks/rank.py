@@ -143,7 +143,8 @@ def place_problems(labels: Sequence[str], places: Mapping[str, int | None]) -> d
             continue
         others = [other for other in labels if other != label and places.get(other) == place]
         if others and isinstance(place, int) and 1 <= place <= n:
-            problems[label] = (f"Response {_names(others)} {'is' if len(others) == 1 else 'are'} "
+            problems[label] = (f"{'Response' if len(others) == 1 else 'Responses'} {_names(others)} "
+                               f"{'is' if len(others) == 1 else 'are'} "
                                f"{place_name(place, n)} too: each response needs its own place.")
     return problems
 
