@@ -35,6 +35,7 @@ def render(ctx: ui.Context) -> None:
     def ranking() -> None:
         if place_problems(labels, places()):  # from now on each place box says what is wrong with it
             st.session_state[f"_{prefix}-tried"] = True
+            ui.refused_click()
         ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, order_from_places(labels, places()),
                                          ui.elapsed_ms(clock)))
 
@@ -49,7 +50,10 @@ def render(ctx: ui.Context) -> None:
                                  format_func=lambda k: place_name(k, n), key=f"{prefix}-place-{label}",
                                  placeholder="Choose a place")
                     if label in marks:  # checked again on each click of "Next" (the boxes are in a form)
-                        st.warning(marks[label])
+                        ui.missing_mark(marks[label], f"{prefix}-place-{label}")
+                    elif marks:  # keeps this column as tall as its marked neighbours: the boxes stay in a row
+                        ui.mark_spacer(max(marks.values(), key=len), f"{prefix}-place-{label}")
         ui.widgets_under_cards(f"{prefix}-places")
         ui.show_flash()
         st.form_submit_button("Next", type="primary", on_click=ranking)
+    ui.reveal_first_mark()

@@ -91,7 +91,7 @@ def render(ctx: ui.Context) -> None:
     for m in metrics:  # outside the form: each answer reruns the page, so its mark goes away at once
         st.markdown(f"**{m.label}.** {m.question}")
         if m.id in missing:
-            st.markdown(":red[**Please choose a score for this question.**]")
+            ui.missing_mark("Please choose a score for this question.", f"{prefix}-{m.id}", kind="red")
         st.radio(f"**{m.label}.** {m.question}", list(m.scale), index=None, key=f"{prefix}-{m.id}",
                  format_func=lambda k, m=m: f"{k} · {m.anchors[k - 1]}", label_visibility="collapsed")
     with st.form(prefix, border=False):
@@ -112,6 +112,7 @@ def render(ctx: ui.Context) -> None:
         note = disabled_buttons_note(task, len(rated), len(available))
         if note:  # a greyed-out button says why, right under it
             st.caption(f":material/info: {note}")
+    ui.reveal_first_mark()
 
 
 # ----------------------------------------------------------------------------- the system's assessment

@@ -46,6 +46,7 @@ def render(ctx: ui.Context) -> None:
         scores = given()
         if missing_scores(task, question, scores):  # the page marks each missing score under its widget
             st.session_state[f"_{prefix}-tried"] = True
+            ui.refused_click()
             return
         ui.safe_save(lambda: record_scores(ctx.store, ctx.session, task, question, scores, texts(),
                                            ui.elapsed_ms(clock)))
@@ -60,6 +61,9 @@ def render(ctx: ui.Context) -> None:
                     ui.text_card(NOUN, question.texts[0])
                 for scale in task.scales:
                     _scale(scale, key(scale, k), n, missing.get((k, scale.id)))
+                    beside = [m for (j, sid), m in missing.items() if sid == scale.id and j != k]
+                    if n > 1 and beside and (k, scale.id) not in missing:  # the widgets below stay in one row
+                        ui.mark_spacer(max(beside, key=len), key(scale, k))
                 _text_field(task, question.texts[k], f"{prefix}-text-{k}", question.labels[k] if n > 1 else "")
     ui.widgets_under_cards(f"{prefix}-scores")
     ui.stack_options_on_phone(f"{prefix}-scores")  # Likert levels one per line on a phone
@@ -67,6 +71,7 @@ def render(ctx: ui.Context) -> None:
         st.error(missing_summary(question, still))
     ui.show_flash()
     st.button("Next", type="primary", on_click=submit, key=f"{prefix}-next")
+    ui.reveal_first_mark()
 
 
 def _moved(key: str) -> None:
@@ -88,13 +93,13 @@ def _scale(scale: Scale, key: str, n: int, missing: str | None) -> None:
             st.caption("Scored" if moved else "Not scored yet: move the slider", text_alignment="center")
             st.caption(str(scale.max), text_alignment="right")
         if missing:
-            st.warning(missing)
+            ui.missing_mark(missing, key)
         return
     horizontal = n == 1 and max(len(a) for a in scale.anchors) <= SHORT_ANCHORS
     st.radio(scale.label, range(1, len(scale.anchors) + 1), index=None, key=key, horizontal=horizontal,
              format_func=lambda level: f"{level} · {scale.anchors[level - 1]}")
     if missing:
-        st.warning(missing)
+        ui.missing_mark(missing, key)
 
 
 def _text_field(task: ScoreTask, output: str, key: str, label: str) -> None:

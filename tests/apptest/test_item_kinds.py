@@ -160,6 +160,8 @@ def elements(at) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
 
     def walk(node: Any) -> None:
+        if "why-spacer-" in str(getattr(getattr(node, "proto", None), "id", "")):
+            return  # an invisible stand-in keeping columns equally tall (ui.mark_spacer), not a message
         children = getattr(node, "children", None)
         if children:
             for child in (children.values() if isinstance(children, dict) else children):
