@@ -569,8 +569,10 @@ def missing_mark(message: str, key: str, *, kind: Literal["warning", "error", "r
     with st.container(key=f"{MARK_KEY}-{key}"):
         if kind == "red":
             st.markdown(f":red[**{message}**]")
+        elif kind == "error":
+            st.error(message, icon=":material/error:")
         else:
-            {"warning": st.warning, "error": st.error}[kind](message)
+            st.warning(message)
 
 
 def mark_spacer(text: str, key: str) -> None:

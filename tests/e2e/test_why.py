@@ -115,3 +115,53 @@ def test_missing_score_and_place_are_said_next_to_the_widget(start_app, browser,
             assert [a.response for a in store.answers(task="ranks")] == ["B>A>C"]
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_consent_and_results_login_say_what_is_missing(start_app, browser, tmp_path, width: int) -> None:
+    from playwright.sync_api import expect
+
+    from tests.e2e.conftest import RESULTS_PASSWORD
+    from tests.helpers import make_token_study
+
+    config = make_token_study(tmp_path / "study", min_items=2)
+    database = tmp_path / "responses.sqlite"
+    url = start_app(config, database, f"why-consent-{width}")
+    context = browser.new_context(viewport={"width": width, "height": HEIGHTS[width]})
+    try:
+        page = context.new_page()
+        page.goto(url)
+        wait_for_app_run(page)
+        page.get_by_role("button", name="Start the study").click()
+        wait_for_app_run(page)
+        agree = page.get_by_text("Please tick the box “I agree to take part” above to start the study.")
+        name = page.get_by_text("Please enter your name in “Your name” to start the study.")
+        expect(agree).to_be_in_viewport()
+        expect(name).to_be_in_viewport()
+        _below(page.get_by_test_id("stCheckbox"), agree)
+        _below(page.get_by_role("textbox", name="Your name"), name)
+        _shot(page, "consent", width)
+        with open_store(database) as store:
+            assert store.sessions() == []
+        page.get_by_test_id("stCheckbox").get_by_text("I agree to take part").click()
+        page.get_by_role("textbox", name="Your name").fill("Why")
+        page.get_by_role("button", name="Start the study").click()
+        wait_for_app_run(page)
+        expect(page.get_by_role("button", name="Begin")).to_be_visible()
+        with open_store(database) as store:
+            assert len(store.sessions()) == 1
+
+        page.goto(f"{url}/results")
+        wait_for_app_run(page)
+        page.get_by_role("button", name="Unlock").click()
+        wait_for_app_run(page)
+        empty = page.get_by_text("Please type the password in “Password” first")
+        expect(empty).to_be_in_viewport()
+        _below(page.get_by_test_id("stTextInput"), empty)
+        _shot(page, "results-login", width)
+        page.get_by_test_id("stTextInputField").fill(RESULTS_PASSWORD)
+        page.get_by_role("button", name="Unlock").click()
+        wait_for_app_run(page)
+        expect(page.get_by_role("button", name="Lock this page")).to_be_visible()
+    finally:
+        context.close()
