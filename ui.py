@@ -451,7 +451,6 @@ def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Revie
         value = st.session_state.get(key, 0)
         safe_save(lambda: record_slider(ctx.store, ctx.session, question, int(value), button, elapsed_ms(clock)))
 
-    show_flash()
     with st.form(f"{question.task}-{question.index}"):
         st.slider(f"Move the slider towards the better {lower}", min_value=-100, max_value=100, value=0, step=1,
                   key=key, help=f"-100: {noun} A is entirely better · 0: no preference · +100: {noun} B is "
@@ -461,6 +460,7 @@ def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Revie
             st.caption("0 = no preference", text_alignment="center")
             st.caption(f"{noun} B is better ▶", text_alignment="right")
         st.markdown(f"Then say whether **both** {lower}s {acceptable}:")
+        show_flash()  # right above the buttons, where the evaluator is looking after a click
         c1, c2 = st.columns(2)
         with c1:
             st.form_submit_button("Accept: both are acceptable", on_click=submit, args=("accept",),
@@ -588,12 +588,74 @@ def paper_graph(dot: str) -> None:
         st.graphviz_chart(dot)
 
 
+MARK_KEY = "why-mark"  # the class prefix of every "what is missing" mark (see missing_mark / reveal_first_mark)
+
+
+def missing_mark(message: str, key: str, *, kind: Literal["warning", "error", "red"] = "warning") -> None:
+    """A "what is missing" mark right under its widget (``key``: unique on the page, e.g. the widget's own key).
+
+    Drawn in a keyed container, so :func:`reveal_first_mark` can find the first one on the page; ``red`` is a
+    line of red bold text (the rating screen's marks), the others an ``st.warning`` / ``st.error``."""
+    with st.container(key=f"{MARK_KEY}-{key}"):
+        if kind == "red":
+            st.markdown(f":red[**{message}**]")
+        elif kind == "error":
+            st.error(message, icon=":material/error:")
+        else:
+            st.warning(message)
+
+
+def mark_spacer(text: str, key: str) -> None:
+    """An invisible stand-in for a mark in a column that has none while a column beside it has one (``text``: the
+    longest mark of the row), so that the columns stay equally tall and the widgets under the cards stay in one
+    row. Takes no space on a phone, where the columns are stacked."""
+    with st.container(key=f"why-spacer-{key}"):  # its style inside it: on a phone nothing of it takes space
+        st.warning(text)
+        st.html("<style>[class*='st-key-why-spacer-'] {visibility: hidden;} @media (max-width: 640px) "
+                "{[data-testid=stLayoutWrapper]:has(> [class*='st-key-why-spacer-']) {display: none;}}</style>")
+
+
+def refused_click() -> None:
+    """From a button's callback that stored nothing because inputs are missing: the next run brings the first
+    mark into view (see :func:`reveal_first_mark`)."""
+    st.session_state["_refused_clicks"] = st.session_state.get("_refused_clicks", 0) + 1
+    st.session_state["_reveal_mark"] = True
+
+
+def reveal_first_mark() -> None:
+    """Once after a refused click: when the page's first mark (:func:`missing_mark`) is not on screen (on a phone the
+    first missing widget is often a screen above the button), scroll it to the middle of the screen, so the
+    evaluator sees which widget is missing something. Nothing moves when it is already visible. Static script, no
+    untrusted input; its element takes no space."""
+    if not st.session_state.pop("_reveal_mark", False):
+        return
+    n = st.session_state.get("_refused_clicks", 0)
+    st.html(_REVEAL_MARK.replace("{n}", str(n)).replace("{key}", MARK_KEY), unsafe_allow_javascript=True)
+
+
+_REVEAL_MARK = """<span class="reveal-mark" data-n="{n}"></span>
+<style>[data-testid=stElementContainer]:has(.reveal-mark) {display: none;}</style>
+<script>
+setTimeout(() => {  // after the run has drawn the marks
+  const mark = document.querySelector("[class*='st-key-{key}-']");
+  if (!mark) return;
+  const header = document.querySelector("[data-testid=stHeader]");
+  const top = header ? header.getBoundingClientRect().bottom : 0;
+  const box = mark.getBoundingClientRect();
+  if (box.top < top || box.bottom > window.innerHeight) {
+    mark.scrollIntoView({block: "center"});
+  }
+}, 50);
+</script>"""
+
+
 def mark_missing_scores(prefix: str, task: RatingTask, scores: Mapping[str, int | None]) -> bool:
     """From a save callback: whether a score is missing; if so, the page marks the missing questions
     (see :func:`missing_marks`) from now on, until they are answered."""
     if not missing_scores(task, scores):
         return False
     st.session_state[f"_{prefix}-tried"] = True
+    refused_click()
     return True
 
 

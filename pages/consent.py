@@ -8,6 +8,7 @@ import streamlit as st
 
 import ui
 from evalkit.invite import INVITED_META, check_link, invited_resume
+from evalkit.missing import AGREE_LABEL, NAME_LABEL, consent_problems
 from evalkit.queue import is_full
 from evalkit.store import ParticipantHasSession
 from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
@@ -115,6 +116,13 @@ if study.consent_text:
         st.markdown(study.consent_text)  # trusted: the researcher's own consent file
 
 
+def problems() -> dict[str, str]:
+    """What stops "Start the study" (the box unticked, a required name empty), by widget."""
+    name_required = not invited and not external_id
+    return consent_problems(bool(st.session_state.get("consent_agree")), st.session_state.get("consent_name"),
+                            name_required)
+
+
 def start() -> None:
     """Create the session (from the button's callback: a double click cannot create two).
 
@@ -132,13 +140,10 @@ def start() -> None:
 def _start() -> None:
     if st.session_state.get("_created"):
         return
-    if not st.session_state.get("consent_agree"):
-        ui.flash("error", "Please tick the box to agree to take part before starting.")
+    if problems():  # nothing is created; each problem is marked next to its widget from now on
+        st.session_state["_consent_tried"] = True
         return
     name = (st.session_state.get("consent_name") or "").strip()
-    if not name and not external_id:
-        ui.flash("error", "Please enter your name before starting.")
-        return
     if store.survey_state() == "paused":
         ui.flash("info", "The study was paused a moment ago. Please come back later.")
         return
@@ -165,17 +170,22 @@ def _start() -> None:
 
 
 ui.show_flash()
+marks = problems() if st.session_state.get("_consent_tried") else {}  # checked again on each click (a form)
 with st.form("consent"):
-    st.checkbox("I have read the information above and I agree to take part.", key="consent_agree")
+    st.checkbox(AGREE_LABEL, key="consent_agree")
+    if "agree" in marks:
+        st.error(marks["agree"], icon=":material/error:")
     if invited:
         st.caption("You opened your personal invitation link, so your name is optional.")
-        st.text_input("Your name (optional)", key="consent_name", max_chars=100)
+        st.text_input(f"{NAME_LABEL} (optional)", key="consent_name", max_chars=100)
     elif external_id:
         st.caption("Your participant ID was received from the recruiting platform, so your name is optional.")
-        st.text_input("Your name (optional)", key="consent_name", max_chars=100)
+        st.text_input(f"{NAME_LABEL} (optional)", key="consent_name", max_chars=100)
     else:
-        st.text_input("Your name", key="consent_name", max_chars=100,
+        st.text_input(NAME_LABEL, key="consent_name", max_chars=100,
                       help="Used only to tell participants apart; it is never published.")
+    if "name" in marks:
+        st.error(marks["name"], icon=":material/error:")
     st.form_submit_button("Start the study", type="primary", on_click=start)
 
 st.button("I do not want to take part", type="tertiary",

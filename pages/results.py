@@ -44,6 +44,7 @@ from evalkit.export import (
     section_headings,
 )
 from evalkit.invite import status_counts, status_frame, statuses_of
+from evalkit.missing import confirm_problem, login_problem
 from evalkit.queue import statuses as queue_statuses
 from evalkit.queue import summary as queue_summary
 from evalkit.store import Store, StoreError, describe
@@ -78,11 +79,15 @@ def login(password: str) -> None:
     """Login callback: compare in constant time, within the process-wide limit on guesses."""
     entered = st.session_state.get("results_password_input") or ""
     st.session_state["results_password_input"] = ""  # never keep or echo what was typed
+    empty = login_problem(entered)
+    if empty:  # nothing to compare: not counted as a guess
+        ui.flash("warning", empty)
+        return
     result = ui.login_limiter().check(lambda: hmac.compare_digest(_digest(entered), _digest(password)))
     if result is True:
         st.session_state["_results_digest"] = _digest(entered)
     elif result is False:
-        ui.flash("error", "Wrong password.")
+        ui.flash("error", "Wrong password: the page stays locked. Please check the password and try again.")
     else:  # refused without comparing: too many guesses (from anyone) just now
         ui.flash("warning", f"Too many login attempts just now: try again in {math.ceil(result.retry_after)} s.")
 
@@ -96,9 +101,9 @@ if password is None:
              "`.streamlit/secrets.toml` or the environment variable `EVALKIT_RESULTS_PASSWORD`, then reload.")
     st.stop()
 if not authenticated(password):
-    ui.show_flash()
     with st.form("results_login"):
         st.text_input("Password", type="password", key="results_password_input")
+        ui.show_flash()  # under the box, right above "Unlock"
         st.form_submit_button("Unlock", type="primary", on_click=login, args=(password,))
     st.stop()
 
@@ -208,16 +213,29 @@ with top[1]:
 with top[2]:
     st.button("Lock this page", on_click=lambda: st.session_state.pop("_results_digest", None))
 
-with st.expander("Study controls"):
+END_CONFIRM, END_BUTTON = "I want to end the study for everyone", "End the study"
+
+
+def end_study() -> None:
+    """End the study, only when its confirmation box is ticked (else say so under the button)."""
+    why = confirm_problem(bool(st.session_state.get("confirm_end")), END_CONFIRM, END_BUTTON)
+    if why:
+        st.session_state["_end_refused"] = why
+        return
+    store.set_survey_state("ended", actor=ACTOR)
+
+
+with st.expander("Study controls", expanded=bool(st.session_state.get("_end_refused"))):
     c1, c2, c3 = st.columns(3)
     if state == "open":
         c1.button("Pause new evaluators", on_click=lambda: store.set_survey_state("paused", actor=ACTOR))
     elif state == "paused":
         c1.button("Resume: let new evaluators start", on_click=lambda: store.set_survey_state("open", actor=ACTOR))
     if state != "ended":
-        confirm_end = c2.checkbox("I want to end the study for everyone", key="confirm_end")
-        c3.button("End the study", type="primary", disabled=not confirm_end,
-                  on_click=lambda: store.set_survey_state("ended", actor=ACTOR))
+        c2.checkbox(END_CONFIRM, key="confirm_end")
+        c3.button(END_BUTTON, type="primary", on_click=end_study)
+        if why := st.session_state.pop("_end_refused", None):  # the unticked box, said under the button
+            c3.warning(why)
     else:
         c1.button("Reopen the study", on_click=lambda: store.set_survey_state("open", actor=ACTOR))
     st.caption("Changes take effect for evaluators on their next click. Every change is logged.")
@@ -305,10 +323,17 @@ def set_status(session_id: str, status: str) -> None:
     store.set_session_status(session_id, status, actor=ACTOR)
 
 
+DELETE_CONFIRM, DELETE_BUTTON = "Delete permanently: I understand this cannot be undone", "Delete permanently"
+
+
 def delete(session_id: str) -> None:
-    if st.session_state.get(f"confirm_delete_{session_id}"):
-        store.delete_session(session_id, actor=ACTOR)
-        ui.flash("success", f"Session {_short(session_id)} and all its answers were deleted.")
+    """Delete a session and its answers, only when its confirmation box is ticked (else say so under the button)."""
+    why = confirm_problem(bool(st.session_state.get(f"confirm_delete_{session_id}")), DELETE_CONFIRM, DELETE_BUTTON)
+    if why:
+        st.session_state["_delete_refused"] = (session_id, why)
+        return
+    store.delete_session(session_id, actor=ACTOR)
+    ui.flash("success", f"Session {_short(session_id)} and all its answers were deleted.")
 
 
 def show_evaluators(view: View) -> None:
@@ -346,10 +371,11 @@ def show_evaluators(view: View) -> None:
     else:
         a2.button("Move to trash", on_click=set_status, args=(chosen, "trashed"), key="act_trash")
     with a3:
-        sure = st.checkbox("Delete permanently: I understand this cannot be undone",
-                           key=f"confirm_delete_{chosen}")
-        st.button("Delete permanently", type="primary", disabled=not sure, on_click=delete, args=(chosen,),
-                  key="act_delete")
+        st.checkbox(DELETE_CONFIRM, key=f"confirm_delete_{chosen}")
+        st.button(DELETE_BUTTON, type="primary", on_click=delete, args=(chosen,), key="act_delete")
+        refused = st.session_state.pop("_delete_refused", None)
+        if refused and refused[0] == chosen:  # the unticked box, said under the button
+            st.warning(refused[1])
 
 
 def show_invitations(zone: Zone) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..missing import either
 from .base import Common, PlanInputs, SurveyError, Table, TaskKind
 from .itemsource import (
     ItemsSource,
@@ -141,6 +142,24 @@ def order_from_places(labels: Sequence[str], places: Mapping[str, int | None]) -
     return sorted(labels, key=lambda label: given[label])  # type: ignore[arg-type, return-value]
 
 
+def place_problems(labels: Sequence[str], places: Mapping[str, int | None]) -> dict[str, str]:
+    """What is wrong with each output's place, for a mark right under its place box ("Place of response B"):
+    no place chosen yet, or a place another output has too. Empty when the ranking is complete."""
+    n = len(labels)
+    problems: dict[str, str] = {}
+    for label in labels:
+        place = places.get(label)
+        if place is None:
+            problems[label] = f"Please choose a place for response {label} in “Place of response {label}”."
+            continue
+        others = [other for other in labels if other != label and places.get(other) == place]
+        if others and isinstance(place, int) and 1 <= place <= n:
+            problems[label] = (f"{'Response' if len(others) == 1 else 'Responses'} {_names(others)} "
+                               f"{'is' if len(others) == 1 else 'are'} "
+                               f"{place_name(place, n)} too: each response needs its own place.")
+    return problems
+
+
 def record_rank(store: Store, session: Session, task: RankTask, question: Question, order: Sequence[str] | None,
                 time_spent_ms: int | None) -> Answer:
     """Store a best-of-N answer (``order`` = [the best label]) or a full ranking (every label once, best
@@ -150,7 +169,8 @@ def record_rank(store: Store, session: Session, task: RankTask, question: Questi
     given = list(order or [])
     if task.response == "best":
         if len(given) != 1 or given[0] not in labels:
-            raise SurveyError("Please choose the best response before continuing.")
+            raise SurveyError(f"Please choose the best response ({either([f'Response {x}' for x in labels])}) "
+                              "before continuing.")
         response = given[0]
     else:
         if sorted(given) != sorted(labels):

@@ -222,6 +222,29 @@ def record_item_rating(store: Store, session: Session, task: RatingTask, index: 
                                time_spent_ms=time_spent_ms, finish=finish)
 
 
+#: The rating screen's two save buttons, named by :func:`disabled_buttons_note`.
+SAVE_ANOTHER, SAVE_FINISH = "Save and rate another paper", "Save and finish"
+
+
+def finish_allowed(task: RatingTask, rated: int) -> bool:
+    """Whether saving the paper on screen may also finish the block (``rated`` papers are rated already)."""
+    return rated + 1 >= task.min_items
+
+
+def disabled_buttons_note(task: RatingTask, rated: int, available: int) -> str | None:
+    """Why a save button is greyed out on the rating screen (shown under the buttons; None when both work):
+    "Save and finish" until this paper makes ``min_items``, "Save and rate another paper" on the list's last
+    paper (``available`` papers not yet rated, this one included)."""
+    notes = []
+    if not finish_allowed(task, rated):
+        need = task.min_items - rated - 1
+        notes.append(f"“{SAVE_FINISH}” becomes available once you have rated {task.min_items} papers: this is paper "
+                     f"{rated + 1}, so please rate {need} more after it.")
+    if available <= 1:
+        notes.append(f"“{SAVE_ANOTHER}” is not available: this is the last paper in the list.")
+    return " ".join(notes) or None
+
+
 def _require_min_items(store: Store, session: Session, task: RatingTask, also_rating: int | None = None) -> None:
     """SurveyError unless ``min_items`` are rated (counting the rating ``also_rating`` being saved now)."""
     rated = set(store.rated_items(session.session_id, task.id))

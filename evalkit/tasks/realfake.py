@@ -29,6 +29,9 @@ __all__ = ["ANSWERS", "KIND", "RealFakeTask", "real_or_generated", "record_realf
 
 #: The two answers, as stored.
 ANSWERS = ("real", "generated")
+#: The labels of the two questions under the text (the page draws them; the messages name them).
+ANSWER_QUESTION = "Who wrote this text?"
+CONFIDENCE_QUESTION = "How sure are you?"
 DEFAULT_CONFIDENCE = ("Guessing", "Somewhat sure", "Sure", "Very sure")
 
 
@@ -153,17 +156,31 @@ class RealFakeKind(TaskKind):
         return out
 
 
+def realfake_missing(task: RealFakeTask, answer: str | None, confidence: int | None) -> str | None:
+    """What stops "Next", naming the questions by their labels (:data:`ANSWER_QUESTION`,
+    :data:`CONFIDENCE_QUESTION`): the answer, the confidence (when the task asks for it), or both."""
+    no_answer = answer not in ANSWERS
+    no_confidence = bool(task.confidence) and (isinstance(confidence, bool) or not isinstance(confidence, int)
+                                               or not 1 <= confidence <= len(task.confidence))
+    if no_answer and no_confidence:
+        return (f"Please answer both questions before continuing: “{ANSWER_QUESTION}” (written by a person or "
+                f"generated) and “{CONFIDENCE_QUESTION}”.")
+    if no_answer:
+        return f"Please say whether the text was written by a person or generated (“{ANSWER_QUESTION}”)."
+    if no_confidence:
+        return f"Please say how sure you are (“{CONFIDENCE_QUESTION}”) before continuing."
+    return None
+
+
 def record_realfake(store: Store, session: Session, task: RealFakeTask, question: Question, answer: str | None,
                     confidence: int | None, time_spent_ms: int | None) -> Answer:
     """Store "real" or "generated" and the confidence level (1..k, when the task asks), exactly once.
     ``review_source`` is the shown text's system or source (so correctness is known server-side only)."""
-    if answer not in ANSWERS:
-        raise SurveyError("Please say whether the text was written by a person or generated.")
+    problem = realfake_missing(task, answer, confidence)
+    if problem:
+        raise SurveyError(problem)
     detail: dict[str, Any] = {}
     if task.confidence:
-        if isinstance(confidence, bool) or not isinstance(confidence, int) or \
-                not 1 <= confidence <= len(task.confidence):
-            raise SurveyError("Please say how sure you are before continuing.")
         detail["confidence"] = confidence
     return save_answer(store, session, question, answer, review_source=question.sources[0],
                        time_spent_ms=time_spent_ms, detail=detail)

@@ -6,19 +6,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..missing import either
 from ..store import Answer, Session, Store
 from .base import SurveyError
 
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["SLIDER_BUTTONS", "TIE", "question_columns", "record_choice", "record_slider", "save_answer"]
+__all__ = ["SLIDER_BUTTONS", "TIE", "TIE_LABEL", "card_noun", "choice_missing", "question_columns", "record_choice",
+           "record_slider", "save_answer"]
 
 SLIDER_BUTTONS = ("accept", "reject")
 
 
 #: The stored response of "no preference" (a compare task with ``response = "choice-tie"``).
 TIE = "tie"
+#: ... and how that option is labelled on the page.
+TIE_LABEL = "No preference"
+
+
+def card_noun(question: Question) -> str:
+    """What the page calls each text of a question: "Review" (triplet, pairwise), else "Response"."""
+    return "Review" if question.kind in ("triplet", "pairwise") else "Response"
 
 
 def question_columns(question: Question) -> dict:
@@ -48,6 +57,14 @@ def save_answer(store: Store, session: Session, question: Question, response: st
                                **question_columns(question))
 
 
+def choice_missing(question: Question, *, ties: bool = False) -> str:
+    """The message of a click with no option chosen, naming the options as the page labels them ("Please
+    choose one of the responses (Response A or Response B) before continuing.")."""
+    noun = card_noun(question)
+    options = [f"{noun} {label}" for label in question.labels] + ([TIE_LABEL] if ties else [])
+    return f"Please choose one of the {noun.lower()}s ({either(options)}) before continuing."
+
+
 def record_choice(store: Store, session: Session, question: Question, label: str | None,
                   time_spent_ms: int | None, *, ties: bool = False) -> Answer:
     """Store a choice among a question's texts: the chosen display label (A, B, C...), or ``"tie"`` when
@@ -59,8 +76,7 @@ def record_choice(store: Store, session: Session, question: Question, label: str
     if ties and label == TIE:
         return save_answer(store, session, question, TIE, review_source=None, time_spent_ms=time_spent_ms)
     if label is None or label not in question.labels:
-        raise SurveyError(f"Please choose one of the {'reviews' if question.domain else 'responses'} before "
-                          "continuing.")
+        raise SurveyError(choice_missing(question, ties=ties))
     return save_answer(store, session, question, label, review_source=question.source_of(label),
                        time_spent_ms=time_spent_ms)
 

@@ -163,6 +163,28 @@ def missing_scores(task: ScoreTask, question: Question,
             if _at(scores.get(scale.id), k) is None]
 
 
+def _of(question: Question, k: int) -> str:
+    """ " for response B" when the question shows several outputs, else nothing."""
+    return f" for response {question.labels[k]}" if len(question.texts) > 1 else ""
+
+
+def missing_mark(question: Question, k: int, scale: Scale) -> str:
+    """The mark right under a missing score's widget, naming the scale (and the output when there are several)."""
+    if scale.type == "slider":
+        return (f"The slider '{scale.label}'{_of(question, k)} has not been moved yet: please drag it to your score "
+                "(where it starts is not an answer).")
+    return f"Please choose a level for '{scale.label}'{_of(question, k)}."
+
+
+def missing_summary(question: Question, missing: Sequence[tuple[int, Scale]]) -> str:
+    """The line above "Next" after a click with scores missing: how many, and which ("2 scores are still
+    missing (Overall quality; Fluency for response B): they are marked above.")."""
+    m = len(missing)
+    names = "; ".join(f"{scale.label}{_of(question, k)}" for k, scale in missing)
+    return (f"{m} {'score is' if m == 1 else 'scores are'} still missing ({names}): "
+            f"{'it is' if m == 1 else 'they are'} marked above. Nothing has been saved yet.")
+
+
 def _at(values: Sequence[int | None] | None, k: int) -> int | None:
     return values[k] if values is not None and k < len(values) else None
 
@@ -179,13 +201,11 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
     ``{"scores": {scale: [value per output]}, "texts": [...], "edited": [...]}``.
     """
     n = len(question.texts)
-    letters = question.labels
     missing = missing_scores(task, question, scores)
     if missing:
         k, scale = missing[0]
         what = "move the slider" if scale.type == "slider" else "choose a level"
-        where = f" for response {letters[k]}" if n > 1 else ""
-        raise SurveyError(f"Please {what} for '{scale.label}'{where} before continuing.")
+        raise SurveyError(f"Please {what} for '{scale.label}'{_of(question, k)} before continuing.")
     clean: dict[str, list[int]] = {}
     for scale in task.scales:
         values = list(scores[scale.id])[:n]

@@ -7,10 +7,10 @@ import streamlit as st
 
 import ui
 from evalkit.tasks.compare import CompareTask
-from evalkit.tasks.responses import record_choice
+from evalkit.tasks.responses import TIE_LABEL, record_choice
 
 NOUN = "Response"
-NO_PREFERENCE = "No preference"
+NO_PREFERENCE = TIE_LABEL
 
 
 def render(ctx: ui.Context) -> None:

@@ -31,6 +31,7 @@ def render(ctx: ui.Context) -> None:
     def submit() -> None:
         if check_answers(task, given())[1]:  # nothing stored; each problem is marked under its field from now on
             st.session_state[tried] = True
+            ui.refused_click()
             return
         ui.safe_save(lambda: record_form(ctx.store, ctx.session, task, given(), ui.elapsed_ms(clock)))
 
@@ -49,6 +50,7 @@ def render(ctx: ui.Context) -> None:
         else:
             ui.show_flash()
         st.button(task.submit, type="primary", on_click=submit, key=f"{prefix}-submit")
+    ui.reveal_first_mark()
 
 
 def _field(field: Field, key: str, error: str | None) -> None:
@@ -70,7 +72,7 @@ def _field(field: Field, key: str, error: str | None) -> None:
         st.radio(label, field.levels, index=None, key=key, help=helptext, horizontal=True,
                  format_func=field.level_label)
     if error:
-        st.error(error, icon=":material/error:")
+        ui.missing_mark(error, key, kind="error")
 
 
 def _number_hint(field: Field) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from evalkit.tasks.rank import RankTask, order_from_places, place_name, record_rank
+from evalkit.tasks.rank import RankTask, order_from_places, place_name, place_problems, record_rank
 
 NOUN = "Response"
 
@@ -29,12 +29,18 @@ def render(ctx: ui.Context) -> None:
         ui.choice_form(question, f"{prefix}-choice", task.question, NOUN, best)
         return
 
+    def places() -> dict[str, int | None]:
+        return {label: st.session_state.get(f"{prefix}-place-{label}") for label in labels}
+
     def ranking() -> None:
-        places = {label: st.session_state.get(f"{prefix}-place-{label}") for label in labels}
-        ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, order_from_places(labels, places),
+        if place_problems(labels, places()):  # from now on each place box says what is wrong with it
+            st.session_state[f"_{prefix}-tried"] = True
+            ui.refused_click()
+        ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, order_from_places(labels, places()),
                                          ui.elapsed_ms(clock)))
 
     n = len(labels)
+    marks = place_problems(labels, places()) if st.session_state.get(f"_{prefix}-tried") else {}
     with st.form(prefix, border=False):
         with st.container(key=f"{prefix}-places"):
             columns = ui.review_cards(question, NOUN, widgets_under=True)
@@ -43,6 +49,11 @@ def render(ctx: ui.Context) -> None:
                     st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,
                                  format_func=lambda k: place_name(k, n), key=f"{prefix}-place-{label}",
                                  placeholder="Choose a place")
+                    if label in marks:  # checked again on each click of "Next" (the boxes are in a form)
+                        ui.missing_mark(marks[label], f"{prefix}-place-{label}")
+                    elif marks:  # keeps this column as tall as its marked neighbours: the boxes stay in a row
+                        ui.mark_spacer(max(marks.values(), key=len), f"{prefix}-place-{label}")
         ui.widgets_under_cards(f"{prefix}-places")
         ui.show_flash()
         st.form_submit_button("Next", type="primary", on_click=ranking)
+    ui.reveal_first_mark()

@@ -13,8 +13,12 @@ import ui
 from evalkit.rating_items import Evidence, RatingItem, RelatedPaper
 from evalkit.sampling import item_order
 from evalkit.tasks.rating import (
+    SAVE_ANOTHER,
+    SAVE_FINISH,
     RatingTask,
+    disabled_buttons_note,
     dot_graph,
+    finish_allowed,
     finish_rating,
     full_nodes,
     graph_heading,
@@ -70,7 +74,7 @@ def render(ctx: ui.Context) -> None:
 
     st.markdown("#### Your ratings")
     prefix = f"{task.id}-{index}"
-    last_needed = len(rated) + 1 >= task.min_items
+    last_needed = finish_allowed(task, len(rated))
 
 
     def save(finish: bool) -> None:
@@ -87,7 +91,7 @@ def render(ctx: ui.Context) -> None:
     for m in metrics:  # outside the form: each answer reruns the page, so its mark goes away at once
         st.markdown(f"**{m.label}.** {m.question}")
         if m.id in missing:
-            st.markdown(":red[**Please choose a score for this question.**]")
+            ui.missing_mark("Please choose a score for this question.", f"{prefix}-{m.id}", kind="red")
         st.radio(f"**{m.label}.** {m.question}", list(m.scale), index=None, key=f"{prefix}-{m.id}",
                  format_func=lambda k, m=m: f"{k} · {m.anchors[k - 1]}", label_visibility="collapsed")
     with st.form(prefix, border=False):
@@ -100,11 +104,15 @@ def render(ctx: ui.Context) -> None:
         ui.show_flash()  # just above the buttons, where the evaluator is looking after a click
         c1, c2 = st.columns(2)
         with c1:
-            st.form_submit_button("Save and rate another paper", on_click=save, args=(False,), width="stretch",
+            st.form_submit_button(SAVE_ANOTHER, on_click=save, args=(False,), width="stretch",
                                   disabled=len(available) <= 1)
         with c2:
-            st.form_submit_button("Save and finish", type="primary", on_click=save, args=(True,), width="stretch",
+            st.form_submit_button(SAVE_FINISH, type="primary", on_click=save, args=(True,), width="stretch",
                                   disabled=not last_needed)
+        note = disabled_buttons_note(task, len(rated), len(available))
+        if note:  # a greyed-out button says why, right under it
+            st.caption(f":material/info: {note}")
+    ui.reveal_first_mark()
 
 
 # ----------------------------------------------------------------------------- the system's assessment

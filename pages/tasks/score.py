@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from evalkit.tasks.score import Scale, ScoreTask, missing_scores, record_scores
+from evalkit.tasks.score import Scale, ScoreTask, missing_mark, missing_scores, missing_summary, record_scores
 
 NOUN = "Response"
 SHORT_ANCHORS = 24  # Likert levels of one output go in a row on a wide screen when every anchor is this short
@@ -46,12 +46,13 @@ def render(ctx: ui.Context) -> None:
         scores = given()
         if missing_scores(task, question, scores):  # the page marks each missing score under its widget
             st.session_state[f"_{prefix}-tried"] = True
+            ui.refused_click()
             return
         ui.safe_save(lambda: record_scores(ctx.store, ctx.session, task, question, scores, texts(),
                                            ui.elapsed_ms(clock)))
 
-    missing = {(k, s.id) for k, s in missing_scores(task, question, given())} \
-        if st.session_state.get(f"_{prefix}-tried") else set()
+    still = missing_scores(task, question, given()) if st.session_state.get(f"_{prefix}-tried") else []
+    missing = {(k, s.id): missing_mark(question, k, s) for k, s in still}
     with st.container(key=f"{prefix}-scores"):
         columns = ui.review_cards(question, NOUN, widgets_under=True) if n > 1 else [st.container()]
         for k, column in enumerate(columns):
@@ -59,24 +60,26 @@ def render(ctx: ui.Context) -> None:
                 if n == 1:
                     ui.text_card(NOUN, question.texts[0])
                 for scale in task.scales:
-                    _scale(scale, key(scale, k), n, (k, scale.id) in missing)
+                    _scale(scale, key(scale, k), n, missing.get((k, scale.id)))
+                    beside = [m for (j, sid), m in missing.items() if sid == scale.id and j != k]
+                    if n > 1 and beside and (k, scale.id) not in missing:  # the widgets below stay in one row
+                        ui.mark_spacer(max(beside, key=len), key(scale, k))
                 _text_field(task, question.texts[k], f"{prefix}-text-{k}", question.labels[k] if n > 1 else "")
     ui.widgets_under_cards(f"{prefix}-scores")
     ui.stack_options_on_phone(f"{prefix}-scores")  # Likert levels one per line on a phone
-    if missing:
-        m = len(missing)
-        st.error(f"{m} {'score is' if m == 1 else 'scores are'} still missing: "
-                 f"{'it is' if m == 1 else 'they are'} marked above.")
+    if still:
+        st.error(missing_summary(question, still))
     ui.show_flash()
     st.button("Next", type="primary", on_click=submit, key=f"{prefix}-next")
+    ui.reveal_first_mark()
 
 
 def _moved(key: str) -> None:
     st.session_state[f"_{key}-moved"] = True
 
 
-def _scale(scale: Scale, key: str, n: int, missing: bool) -> None:
-    """One scale's widget for one output, and its mark when the score is missing."""
+def _scale(scale: Scale, key: str, n: int, missing: str | None) -> None:
+    """One scale's widget for one output, and under it the mark ``missing`` when the score is missing."""
     if scale.type == "slider":
         st.slider(scale.label, min_value=scale.min, max_value=scale.max, value=(scale.min + scale.max) // 2,
                   step=1, key=key, on_change=_moved, args=(key,))
@@ -90,14 +93,13 @@ def _scale(scale: Scale, key: str, n: int, missing: bool) -> None:
             st.caption("Scored" if moved else "Not scored yet: move the slider", text_alignment="center")
             st.caption(str(scale.max), text_alignment="right")
         if missing:
-            st.warning("This slider has not been moved yet: please drag it to your score (where it starts is not "
-                       "an answer).")
+            ui.missing_mark(missing, key)
         return
     horizontal = n == 1 and max(len(a) for a in scale.anchors) <= SHORT_ANCHORS
     st.radio(scale.label, range(1, len(scale.anchors) + 1), index=None, key=key, horizontal=horizontal,
              format_func=lambda level: f"{level} · {scale.anchors[level - 1]}")
     if missing:
-        st.warning(f"Please choose a level for '{scale.label}'.")
+        ui.missing_mark(missing, key)
 
 
 def _text_field(task: ScoreTask, output: str, key: str, label: str) -> None:

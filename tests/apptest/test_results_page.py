@@ -10,7 +10,6 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.errors import AppTestError
 
 import ui
 from evalkit.sampling import plan
@@ -224,9 +223,8 @@ def test_exclude_include_trash_restore_and_delete(harness: Harness) -> None:
     assert _status(harness, ids[0]) == "trashed"
     button(at, "Restore from trash").click().run()
     assert _status(harness, ids[0]) == "completed"
-    assert button(at, "Delete permanently").disabled  # the confirmation step comes first
-    with pytest.raises(AppTestError, match="disabled"):
-        button(at, "Delete permanently").click().run()
+    button(at, "Delete permanently").click().run()  # the confirmation step comes first: said under the button
+    assert "tick “Delete permanently: I understand this cannot be undone” first" in at.warning[0].value
     assert harness.store.get_session(ids[0]) is not None
     at.checkbox(key=f"confirm_delete_{ids[0]}").check().run()
     button(at, "Delete permanently").click().run()
@@ -248,7 +246,10 @@ def test_study_controls_take_effect_for_evaluators(harness: Harness) -> None:
     assert "paused" in texts(harness.app())  # an evaluator opening the study now
     button(at, "Resume: let new evaluators start").click().run()
     assert harness.store.survey_state() == "open"
-    assert button(at, "End the study").disabled
+    button(at, "End the study").click().run()  # the box is not ticked: nothing ends, and the page says why
+    assert harness.store.survey_state() == "open"
+    assert at.warning[0].value == ("Nothing was done: tick “I want to end the study for everyone” first, then click "
+                                   "“End the study” again.")
     at.checkbox(key="confirm_end").check().run()
     button(at, "End the study").click().run()
     assert harness.store.survey_state() == "ended"
