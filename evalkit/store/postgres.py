@@ -293,6 +293,13 @@ class PostgresStore(Store):
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield conn
 
+    @contextlib.contextmanager
+    def _claim_transaction(self) -> Iterator[psycopg.Connection]:
+        """A write transaction in pipeline mode: BEGIN goes out with the session's lock, the INSERT of the
+        claim with the COMMIT (a claim: 4 round trips instead of 7)."""
+        with self._conn() as conn, conn.pipeline(), conn.transaction():
+            yield conn
+
     def _exec(self, conn: psycopg.Connection, sql: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         if not args:
             return conn.execute(sql)  # no parameters: psycopg sends the text as it is
