@@ -378,8 +378,8 @@ def test_the_last_slot_goes_to_exactly_one_of_many(store: Store, db_url: str) ->
 
 def test_claims_releases_and_expiries_racing_keep_the_counts_true(store: Store, db_url: str) -> None:
     """Claimers, releasers and expiry sweeps at once (each thread its own store): nothing deadlocks, every
-    unit's count equals its live claims, and answered claims stay live. (A sweep may expire a claim between
-    its claim and its answer; the session's next claim makes it live again, which can take a unit to k + 1.)"""
+    unit's count equals its live claims, every answer is counted. (A sweep may expire a claim between its
+    claim and its answer; the session's next claim makes it live again, which can take a unit to k + 1.)"""
     units = [f"u{i}" for i in range(12)]
     store.add_queue_units("t", units)
     sessions = new_sessions(store, 24)
@@ -410,7 +410,6 @@ def test_claims_releases_and_expiries_racing_keep_the_counts_true(store: Store, 
     live = claims_per_unit(store)
     taken = {r["unit"]: r["taken"] for r in store.table("queue_units")}
     assert taken == {u: live.get(u, 0) for u in units}
-    answered = {(a.session_id, a.question_index) for a in store.answers()}
-    for r in store.table("claims"):  # an answered claim never expired
-        if (r["session_id"], r["question_index"]) in answered:
-            assert r["expired_at"] is None
+    # every answer is counted as a judgment, also one whose claim a sweep expired in the moment between the
+    # claim and the answer (PostgreSQL: the sweep's snapshot did not see the answer yet)
+    assert store.queue_status("t", 2).judged == len(store.answers())

@@ -1045,8 +1045,9 @@ class Store(abc.ABC):
            evaluator may have seen the unit already; the unit can then get ``k + 1`` judgments).
         2. The task's expired claims go back to the queue: claimed more than ``expire_seconds`` ago and not
            answered (no answer of that session, task and question index). The claim row stays, marked
-           expired. An answered claim never expires. An answer stored after its claim expired makes the
-           claim live again at the session's next claim.
+           expired. An answered claim never expires. An answer stored after its claim expired (or, on
+           PostgreSQL, committed while a sweep that did not see it yet ran) makes the claim live again at
+           the session's next claim.
         3. The least-judged unit (fewest live and answered claims, ``queue_units.taken``; ties: registration
            order) with fewer than ``k`` claims that this session never claimed (even expired) is claimed.
 
