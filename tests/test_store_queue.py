@@ -374,3 +374,42 @@ def test_the_last_slot_goes_to_exactly_one_of_many(store: Store, db_url: str) ->
         t.join(timeout=60)
     assert won.count("u0") == 1 and won.count(None) == len(racers) - 1
     assert claims_per_unit(store) == {"u0": 2}
+
+
+def test_claims_releases_and_expiries_racing_keep_the_counts_true(store: Store, db_url: str) -> None:
+    """Claimers, releasers and expiry sweeps at once (each thread its own store): nothing deadlocks, every
+    unit's count equals its live claims, every answer is counted. (A sweep may expire a claim between its
+    claim and its answer; the session's next claim makes it live again, which can take a unit to k + 1.)"""
+    units = [f"u{i}" for i in range(12)]
+    store.add_queue_units("t", units)
+    sessions = new_sessions(store, 24)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def work(n: int) -> None:
+        try:
+            with open_store(db_url) as own:
+                barrier.wait()
+                for j, sid in enumerate(sessions[3 * n:3 * n + 3]):
+                    for i in range(4):
+                        # every other thread claims "later", so its sweep expires the others' older claims
+                        at = 1000.0 + 100 * (n % 2) + j + i
+                        if own.claim("t", sid, i, k=2, expire_seconds=50, now=at) is not None and i == 1:
+                            own.record_answer(sid, "t", 1, "A")
+                    if j == 1:
+                        own.release_claims(sid, now=2000.0)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    live = claims_per_unit(store)
+    taken = {r["unit"]: r["taken"] for r in store.table("queue_units")}
+    assert taken == {u: live.get(u, 0) for u in units}
+    # every answer is counted as a judgment, also one whose claim a sweep expired in the moment between the
+    # claim and the answer (PostgreSQL: the sweep's snapshot did not see the answer yet)
+    assert store.queue_status("t", 2).judged == len(store.answers())

@@ -293,6 +293,13 @@ class PostgresStore(Store):
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield conn
 
+    @contextlib.contextmanager
+    def _claim_transaction(self) -> Iterator[psycopg.Connection]:
+        """A write transaction in pipeline mode: BEGIN goes out with the session's lock, the INSERT of the
+        claim with the COMMIT (a claim: 4 round trips instead of 7)."""
+        with self._conn() as conn, conn.pipeline(), conn.transaction():
+            yield conn
+
     def _exec(self, conn: psycopg.Connection, sql: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         if not args:
             return conn.execute(sql)  # no parameters: psycopg sends the text as it is
@@ -312,11 +319,20 @@ class PostgresStore(Store):
     def _lock_participant(self, conn: psycopg.Connection, external_id: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (external_id,))
 
+    #: The pick locks the unit it takes; a unit another claim holds is passed over (see Store.claim).
+    _pick_lock = " FOR UPDATE OF q SKIP LOCKED"
+    #: A claim locks its session's row: the session's own claims take turns (answers to it, which only take a
+    #: key-share lock for their foreign key, do not wait).
+    _session_lock = " FOR NO KEY UPDATE"
+
     def _lock_queue(self, conn: psycopg.Connection, task: str) -> None:
-        """A transaction-level advisory lock per task: claims and releases of one task's queue take turns, so the
-        pick sees every committed claim and two claims never take the same last slot (one lock per task, not a
-        table lock: other tasks' queues and every answer go on meanwhile)."""
+        """The task's transaction-level advisory lock (releases and session deletes wait for it)."""
         conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (QUEUE_LOCK, task))
+
+    def _try_lock_queue(self, conn: psycopg.Connection, task: str) -> bool:
+        """The same lock, if free: one expiry sweep of a task at a time, and none while a release of it runs."""
+        return bool(conn.execute("SELECT pg_try_advisory_xact_lock(%s, hashtext(%s)) AS ok",
+                                 (QUEUE_LOCK, task)).fetchone()["ok"])
 
     def _lock_session(self, conn: psycopg.Connection, session_id: str) -> None:
         conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,))
