@@ -29,7 +29,7 @@ INVITED_ONLY = (
     "This study is open to invited participants only. Please open the personal link you received from the "
     "research team (it contains \"participant=\" and \"key=\").")
 STUDY_FULL = (
-    "**This study is full.** Every text has been judged as often as the research team needs, so no new "
+    "**This study is full.** Enough people have taken part, or are taking part right now, so no new "
     "participants can start. Thank you for your interest; nothing was recorded.")
 INVITED_ID_TAKEN = (
     "This participant ID already has a session that was not started from its invitation link, so it cannot be "
