@@ -17,6 +17,12 @@ claim is one write transaction of several statements, so its floor is that of on
 sessions are split into rounds; each round runs the floor and every size in a rotating order, so the
 machine's drift (a shared disk's fsync times vary several-fold) falls on all of them alike.
 
+Paced (``--rate``, default 100 claims/s): the closed loop above has 16 threads claiming back to back, thousands
+of claims a second, far beyond what 1,000 people produce (an evaluator claims once per question, every 5-30 s:
+1,000 of them make 30-200 claims/s). So the sessions also claim once more each at a fixed rate (an open loop:
+claims start on a schedule, whatever the earlier ones took, on a pool of ``--workers`` threads), latency counted
+from the scheduled start (waiting for a free worker included); the floor is paced the same way.
+
 Also timed: ``add_queue_units`` of all units into an empty queue, and again when they are all there (the
 app's start-up call).
 """
@@ -121,6 +127,33 @@ def claim_latencies(store: Store, sessions: list[str], questions: int, k: int, t
     return one, on_threads(threads, work)
 
 
+def paced(calls: list[Callable[[], object]], rate: float, workers: int) -> list[float]:
+    """Run ``calls`` starting at ``rate`` per second (an open loop) on ``workers`` threads; each one's latency
+    from its scheduled start to its end (so a wait for a free worker counts)."""
+    start = time.perf_counter() + 0.05
+    lock = threading.Lock()
+    todo = iter(enumerate(calls))
+    out: list[float] = []
+
+    def work(_t: int) -> list[float]:
+        mine = []
+        while True:
+            with lock:
+                nxt = next(todo, None)
+            if nxt is None:
+                return mine
+            i, call = nxt
+            due = start + i / rate
+            wait = due - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            call()
+            mine.append(time.perf_counter() - due)
+
+    out = on_threads(workers, work)
+    return out
+
+
 def floor_connection(location: Path | str) -> Any:
     """A raw connection (no evalkit) to a database with a one-table schema for the floor."""
     if is_postgres(str(location)):
@@ -165,6 +198,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=4, help="claims per session")
     ap.add_argument("--k", type=int, default=5, help="judgments per unit (the units already have one each)")
     ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--rate", type=float, default=100.0, help="paced phase: claims started per second (0: skip)")
+    ap.add_argument("--workers", type=int, default=32, help="paced phase: threads the claims are started on")
     ap.add_argument("--rounds", type=int, default=4, help="the sessions are split into rounds; each round runs "
                                                           "the floor and every size, in a rotating order")
     add_backend_option(ap)
@@ -172,7 +207,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.sessions * args.questions > min(sizes) * (args.k - 1):
         raise SystemExit("not enough slots for every claim: raise --k or lower --sessions / --questions")
-    keys = ("claim_1", "claim_n", "floor_1", "floor_n")
+    keys = ("claim_1", "claim_n", "floor_1", "floor_n", "claim_paced", "floor_paced")
     results: dict[int, dict[str, Any]] = {size: {key: [] for key in keys} for size in sizes}
     with tempfile.TemporaryDirectory() as tmp, Databases(args.backend, Path(tmp)) as dbs:
         print(f"## Claim queue ({dbs.label}): {args.sessions:,} sessions x {args.questions} claims, k = {args.k}, "
@@ -208,19 +243,52 @@ def main() -> None:
                                             args.k, args.threads)
                 results[what]["claim_1"] += one
                 results[what]["claim_n"] += many
+        if args.rate > 0:  # one more claim per session, on a schedule (see the module's docstring)
+            import queue as queues
+
+            free: queues.Queue[Any] = queues.Queue()
+            for conn in conns:
+                free.put(conn)
+
+            def floor_insert(i: int) -> None:
+                conn = free.get()
+                try:
+                    if isinstance(conn, sqlite3.Connection):
+                        conn.execute("BEGIN IMMEDIATE")
+                        conn.execute("INSERT INTO floor (session_id, q, at) VALUES (?, ?, ?)", ("p", i, time.time()))
+                        conn.execute("COMMIT")
+                    else:
+                        conn.execute("INSERT INTO floor (session_id, q, at) VALUES (%s, %s, %s)", ("p", i, time.time()))
+                finally:
+                    free.put(conn)
+
+            def claimer(store: Store, sid: str) -> Callable[[], object]:
+                return lambda: store.claim(TASK, sid, args.questions, k=args.k + 1, expire_seconds=EXPIRE)
+
+            for what in ["floor", *sizes]:
+                if what == "floor":
+                    lat = paced([lambda i=i: floor_insert(i) for i in range(args.sessions)], args.rate, args.workers)
+                    for size in sizes:
+                        results[size]["floor_paced"] = lat
+                else:
+                    results[what]["claim_paced"] = paced([claimer(stores[what], sid) for sid in sessions[what]],
+                                                         args.rate, args.workers)
         for conn in conns:
             conn.close()
         print(HEADER)
         for size in sizes:
             status = stores[size].queue_status(TASK, args.k)
             stores[size].close()
-            expected = size + args.sessions * args.questions
+            expected = size + args.sessions * (args.questions + (args.rate > 0))
             if status.judged + status.live != expected:
                 raise AssertionError(f"{expected} claims made, the queue counts {status.judged + status.live}")
             res = results[size]
             print(row(f"{size:,} units: add_queue_units, new / the same list again", f"{fmt_s(res['register'])} / "
                       f"{fmt_s(res['register_again'])}"))
-            for label, key in (("1 thread", "claim_1"), (f"{args.threads} threads", "claim_n")):
+            labels = [("1 thread", "claim_1"), (f"{args.threads} threads back to back", "claim_n")]
+            if args.rate > 0:
+                labels.append((f"paced, {args.rate:g} claims/s on {args.workers} threads", "claim_paced"))
+            for label, key in labels:
                 claims, floors = res[key], res[key.replace("claim", "floor")]
                 p50, p95 = statistics.median(claims), pct(claims, 0.95)
                 f50, f95 = statistics.median(floors), pct(floors, 0.95)
@@ -228,15 +296,16 @@ def main() -> None:
                           f"{fmt_s(p50)} / {fmt_s(p95)}", f"{fmt_s(f50)} / {fmt_s(f95)}",
                           f"{p50 / f50:.2f}x / {p95 / f95:.2f}x", "p50 <= 5 ms", p50 <= 0.005))
         first, last = sizes[0], sizes[-1]
-        for key, label in (("claim_1", "1 thread"), ("claim_n", f"{args.threads} threads")):
+        for key, label in (("claim_1", "1 thread"), ("claim_n", f"{args.threads} threads"),
+                           *((("claim_paced", "paced"),) if args.rate > 0 else ())):
             growth = statistics.median(results[last][key]) / statistics.median(results[first][key])
             print(row(f"claim latency p50 at {last:,} / at {first:,} units, {label}", f"{growth:.2f}x", "", "",
                       "flat (< 1.5x)", growth < 1.5))
         print()
         print(json.dumps({"backend": args.backend, **{
             str(size): {"register_s": r["register"], "register_again_s": r["register_again"],
-                        **{f"{key}_p50_s": statistics.median(r[key]) for key in keys},
-                        **{f"{key}_p95_s": pct(r[key], 0.95) for key in keys}}
+                        **{f"{key}_p50_s": statistics.median(r[key]) for key in keys if r[key]},
+                        **{f"{key}_p95_s": pct(r[key], 0.95) for key in keys if r[key]}}
             for size, r in results.items()}}))
 
 
