@@ -182,7 +182,9 @@ def step_of(loaded: LoadedStudy, store: Store, session: Session,
     if progress is None:
         progress = store.progress(session.session_id)
     # session_step (the [study.session] limits applied), with a queued task's item claimed from the shared queue
-    return resolve_step(store, loaded.study, loaded.item_sets, session, questions, progress), questions
+    # (not while a break screen is due: no claim's time runs out during the break)
+    return resolve_step(store, loaded.study, loaded.item_sets, session, questions, progress,
+                        hold=lambda step: pause_due(loaded.study, step, _dismissed_pause(session))), questions
 
 
 def ended_notice() -> None:

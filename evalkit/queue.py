@@ -25,7 +25,8 @@ know the items came from a queue.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
     from .store import Progress, QueueStatus, Session, Store
     from .survey import Step
     from .tasks.itemsource import QueueSpec
+
+log = logging.getLogger("evalkit.queue")
+#: how many units in a row may fail to match the items file before a claim gives up (see claim_question)
+_RETIRE_TRIES = 50
 
 __all__ = ["claim_question", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks", "register", "resolve_step",
            "statuses", "summary", "unit_key", "units"]
@@ -124,32 +129,48 @@ def fill(question: Question, unit: str, its: ItemSet, seed: int, arrival: int | 
 def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
                    question: Question, progress: Progress | None = None) -> Question | None:
     """A queued placeholder filled with the unit the session holds for it (``progress.claims``), or else with
-    one claimed now (:meth:`Store.claim`); None when the queue has nothing left for this evaluator."""
+    one claimed now (:meth:`Store.claim`); None when the queue has nothing left for this evaluator.
+
+    A unit that no longer matches the items file (its item was removed, or a system's output; the study's data
+    changed under it) is retired from the queue (:meth:`Store.retire_queue_unit`, logged) and another one is
+    claimed, so an evaluator is never stuck on a question that cannot be shown."""
     task = study.task(question.task)
     kind = kind_of(task.kind)
     spec = kind.queue_spec(task)
     assert spec is not None, f"task {task.id!r} has no queue"
-    unit = progress.claims.get(task.id, {}).get(question.index) if progress is not None else None
-    if unit is None:
-        unit = store.claim(task.id, session.session_id, question.index, k=spec.k,
-                           expire_seconds=spec.claim_minutes * 60)
-    if unit is None:
-        return None
     (path,) = kind.items_files(task)
     arrival = arrival_of(session.meta) if study.rotates(task.kind) else None
-    return fill(question, unit, items[path], session.seed, arrival)
+    unit = progress.claims.get(task.id, {}).get(question.index) if progress is not None else None
+    for _ in range(_RETIRE_TRIES):
+        if unit is None:
+            unit = store.claim(task.id, session.session_id, question.index, k=spec.k,
+                               expire_seconds=spec.claim_minutes * 60)
+        if unit is None:
+            return None
+        try:
+            return fill(question, unit, items[path], session.seed, arrival)
+        except (KeyError, ValueError) as exc:  # the unit's item or an output is gone from the items file
+            log.warning("task %r: queue unit %s no longer matches %s (%s): retired", task.id, unit, path.name, exc)
+            store.retire_queue_unit(task.id, unit)
+            unit = None
+    raise RuntimeError(f"task {task.id!r}: {_RETIRE_TRIES} queue units in a row do not match {path.name}; "
+                       "run `python -m evalkit check` on the study")
 
 
 def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
-                 questions: Sequence[Question], progress: Progress) -> Step:
+                 questions: Sequence[Question], progress: Progress,
+                 hold: Callable[[Step], bool] | None = None) -> Step:
     """Where the session stands (:func:`evalkit.survey.session_step`: its ``[study.session]`` limits applied),
     with a queued question's item claimed from the store and filled in. A queued task with nothing left for this
-    evaluator is marked finished and the next step is taken instead."""
+    evaluator is marked finished and the next step is taken instead. ``hold(step)`` true (a break screen is
+    due): the step is returned unclaimed, so no claim's time runs out while the evaluator rests."""
     from .survey import session_step  # (survey imports the config, which imports the task kinds)
 
     for _ in range(len(study.tasks) + 1):
         step = session_step(study, session, questions, progress)
         if step.question is None or step.task is None or not is_queued(step.question):
+            return step
+        if hold is not None and hold(step):
             return step
         filled = claim_question(store, study, items, session, step.question, progress)
         if filled is not None:
@@ -163,6 +184,9 @@ def summary(task: Any, spec: QueueSpec, status: QueueStatus) -> str:
     """One line for the results page: how far a queued task is from k judgments of every unit."""
     wanted = status.units * spec.k
     spread = ", ".join(f"{status.judgments.get(n, 0):,} with {n}" for n in range(spec.k + 1))
+    more = sum(count for n, count in status.judgments.items() if n > spec.k)
+    if more:  # (an answer after its claim expired, or an evaluator taken back in)
+        spread += f", {more:,} with more than {spec.k}"
     state = "**full**: every unit has its judgments or a live claim" if status.full else \
         f"{status.open_slots:,} open slot(s)"
     return (f"**{task.title}** ({task.id}): {status.judged:,} of {wanted:,} judgments given "

@@ -288,7 +288,9 @@ def show_queues() -> None:
     for task, spec, status in found:
         st.progress(min(status.judged / max(status.units * spec.k, 1), 1.0), text=queue_summary(task, spec, status))
     st.caption("A unit is an item with the systems one question shows. Claims of evaluators who leave return to "
-               "the queue after the task's claim_minutes; the judgments shown count every answer stored.")
+               "the queue after the task's claim_minutes. Judgments count the answers of evaluators still counted: "
+               "those who failed the attention checks, and excluded or trashed sessions, gave theirs back (their "
+               "answers stay stored), so each unit gets k judgments from the others.")
 
 
 def show_task(result: TaskResult, specs: dict[str, dict]) -> None:

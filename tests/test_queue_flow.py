@@ -239,3 +239,90 @@ def test_an_evaluator_who_failed_the_checks_gives_the_units_back(tmp_path: Path,
         assert [a.check_passed for a in store.answers(task="help") if a.check] == [False, True]
         assert len([a for a in store.answers(task="help") if not a.check]) == 4  # every answer is kept
         assert store.queue_status("help", 1).full
+
+
+# ----------------------------------------------------------------------------- what a running study meets
+
+
+def walk(store, loaded, session) -> list[str]:
+    """The units one evaluator judges, answering every question with "A" (then finishing)."""
+    return answer(store, loaded, session, random.Random(0))
+
+
+def test_items_removed_from_the_file_are_retired_not_shown(tmp_path: Path, db_url: str) -> None:
+    """The items file lost two items after the queue was registered: their units are retired when first met
+    (never an error on the evaluator's screen), every evaluator gets the remaining units, and the status counts
+    only those."""
+    loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 2"), 1), n=4)
+    with open_store(db_url) as store:
+        register(store, loaded.study, loaded.item_sets)
+        items = tmp_path / "items.jsonl"
+        items.write_text("\n".join(line for line in items.read_text().splitlines()
+                                   if '"id": "r2"' not in line and '"id": "r3"' not in line) + "\n")
+        smaller = open_study(tmp_path / "config.toml")
+        assert register(store, smaller.study, smaller.item_sets) == {"help": 0}  # nothing new; r2, r3 linger
+        first = walk(store, smaller, store.create_session(study_version=smaller.version, evaluator_name="a"))
+        assert sorted(parse_unit(u)[0] for u in first) == ["r0", "r1"]
+        status = store.queue_status("help", 1)
+        assert (status.units, status.judged, status.full) == (2, 2, True)
+        assert is_full(store, smaller.study)
+
+
+def test_trashing_a_session_gives_its_units_back_and_restoring_takes_them_again(tmp_path: Path, db_url: str) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 2"), 1), n=2)
+    with open_store(db_url) as store:
+        register(store, loaded.study, loaded.item_sets)
+        session = store.create_session(study_version=loaded.version, evaluator_name="test run")
+        assert len(walk(store, loaded, session)) == 2
+        assert is_full(store, loaded.study)
+        store.set_session_status(session.session_id, "trashed", actor="test")
+        status = store.queue_status("help", 1)
+        assert (status.judged, status.live, status.open_slots) == (0, 0, 2) and not is_full(store, loaded.study)
+        assert len(store.answers(session.session_id)) == 2  # the answers themselves stay
+        store.set_session_status(session.session_id, "completed", actor="test")  # restored from the trash
+        assert store.queue_status("help", 1).judged == 2 and is_full(store, loaded.study)
+        store.set_session_status(session.session_id, "excluded", actor="test")
+        assert store.queue_status("help", 1).judged == 0
+
+
+def test_an_answer_after_the_claim_expired_counts_when_the_session_ends(tmp_path: Path, db_url: str) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 1"), 2), n=1)
+    with open_store(db_url) as store:
+        register(store, loaded.study, loaded.item_sets)
+        slow = store.create_session(study_version=loaded.version, evaluator_name="slow")
+        questions = plan(loaded.study, loaded.pools, slow.seed, loaded.item_sets)
+        step = resolve_step(store, loaded.study, loaded.item_sets, slow, questions, store.progress(slow.session_id))
+        other = store.create_session(study_version=loaded.version, evaluator_name="other")
+        assert store.claim("help", other.session_id, 0, k=2, expire_seconds=60, now=time.time() + 3600) is not None
+        assert store.queue_status("help", 2).live == 1  # the slow one's claim was swept back
+        responses.record_choice(store, slow, step.question, "A", 900)  # ... and answered after all
+        assert store.queue_status("help", 2).judged == 0
+        finish_session(store, loaded.study, slow.session_id)
+        status = store.queue_status("help", 2)
+        assert (status.judged, status.live) == (1, 1) and len(store.answers(task="help")) == 1
+
+
+def test_no_claim_is_made_while_a_break_is_due(tmp_path: Path) -> None:
+    loaded = open_queued(tmp_path, queued(PAIR, 2))
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        session = store.create_session(study_version=loaded.version, evaluator_name="a")
+        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+        held = resolve_step(store, loaded.study, loaded.item_sets, session, questions,
+                            store.progress(session.session_id), hold=lambda step: True)
+        assert is_queued(held.question) and store.queue_status("help", 2).live == 0
+        went_on = resolve_step(store, loaded.study, loaded.item_sets, session, questions,
+                               store.progress(session.session_id), hold=lambda step: False)
+        assert not is_queued(went_on.question) and store.queue_status("help", 2).live == 1
+
+
+def test_the_results_line_names_units_judged_more_than_k_times() -> None:
+    from types import SimpleNamespace
+
+    from evalkit.queue import summary
+    from evalkit.store import QueueStatus
+    from evalkit.tasks.itemsource import QueueSpec
+
+    status = QueueStatus(units=4, judged=9, live=1, open_slots=0, full=True, judgments={0: 0, 1: 0, 2: 3, 3: 1})
+    line = summary(SimpleNamespace(title="Compare", id="help"), QueueSpec(k=2), status)
+    assert "9 of 8 judgments given" in line and "3 with 2, 1 with more than 2" in line and "**full**" in line

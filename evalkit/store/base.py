@@ -110,6 +110,8 @@ SESSION_TABLES = ("evaluations", "ratings", "task_status", "form_answers", "chec
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
 SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
+#: ``queue_units.taken`` of a retired unit (:meth:`Store.retire_queue_unit`): never below any k, never counted
+RETIRED = 1 << 30
 SURVEY_STATES = ("open", "paused", "ended")
 COLUMN_KINDS = ("int", "real", "text", "category")
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -630,9 +632,18 @@ class Store(abc.ABC):
         if status not in SESSION_STATUSES:
             raise ValueError(f"status must be one of {SESSION_STATUSES}, got {status!r}")
         with self._write() as conn:
+            self._require_locked(conn, session_id)
             old = self._require(conn, session_id)
             self._exec(conn, "UPDATE sessions SET status = ? WHERE session_id = ?", (status, session_id))
             self._log(conn, actor, "session_status", {"session_id": session_id, "from": old["status"], "to": status})
+            # k-per-item queues count only judgments the statistics count: a session taken out (excluded,
+            # trashed) gives its claims back, answered ones too; one brought back takes its answered ones again
+            # (a unit can then have k + 1)
+            left_out = ("excluded", "trashed")
+            if status in left_out and old["status"] not in left_out:
+                self._release(conn, session_id, answered_too=True)
+            elif status not in left_out and old["status"] in left_out:
+                self._revive_answered(conn, session_id, time.time())
             row = self._require(conn, session_id)
         return Session.from_row(row)
 
@@ -1200,7 +1211,32 @@ class Store(abc.ABC):
         not count as a judgment in :meth:`queue_status`)."""
         with self._write() as conn:
             self._require_locked(conn, session_id)
+            if not answered:  # an answer stored after its claim expired counts again (see claim, step 2)
+                self._revive_answered(conn, session_id, time.time() if now is None else float(now))
             return self._release(conn, session_id, answered_too=answered, at=now)
+
+    def _revive_answered(self, conn: Any, session_id: str, at: float) -> None:
+        """Inside a write transaction: make the session's expired claims that have an answer live again (their
+        units' counts go up), task by task under the queue's lock."""
+        late = self._exec(conn, f"SELECT task, unit FROM claims c WHERE session_id = ? AND expired_at IS NOT NULL AND "
+                                f"{_answered()}", (session_id,)).fetchall()
+        by_task: dict[str, list[str]] = {}
+        for r in late:
+            by_task.setdefault(r["task"], []).append(r["unit"])
+        for task in sorted(by_task):
+            self._lock_queue(conn, task)
+            self._revive(conn, session_id, task, by_task[task], at)
+
+    @retried
+    def retire_queue_unit(self, task: str, unit: str) -> None:
+        """Take a unit out of ``task``'s queue for good (its item left the items file, or its systems the task):
+        it is never handed out again and no longer counted by :meth:`queue_status`; unanswered claims of it are
+        dropped, so their sessions claim another unit for those questions. Answers to it stay stored."""
+        with self._write() as conn:
+            self._lock_queue(conn, task)
+            self._exec(conn, "UPDATE queue_units SET taken = ? WHERE task = ? AND unit = ?", (RETIRED, task, unit))
+            self._exec(conn, f"DELETE FROM claims WHERE task = ? AND unit = ? AND NOT {_answered('claims')}",
+                       (task, unit))
 
     def _release(self, conn: Any, session_id: str, *, answered_too: bool = False, at: float | None = None) -> int:
         """Inside a write transaction, the session's row locked: expire the session's live claims (unanswered
@@ -1245,14 +1281,19 @@ class Store(abc.ABC):
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError("k must be a positive int")
         with self._read() as conn:
-            units = int(self._exec(conn, "SELECT count(*) AS n FROM queue_units WHERE task = ?",
-                                   (task,)).fetchone()["n"])
+            units = int(self._exec(conn, "SELECT count(*) AS n FROM queue_units WHERE task = ? AND taken < ?",
+                                   (task, RETIRED // 2)).fetchone()["n"])
+            retired = {r["unit"] for r in self._exec(conn, "SELECT unit FROM queue_units WHERE task = ? AND "
+                                                           "taken >= ?", (task, RETIRED // 2))}
             answered = {r["unit"]: int(r["n"]) for r in self._exec(
                 conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND expired_at IS NULL AND "
                       f"{_answered()} GROUP BY unit", (task,))}
             live = {r["unit"]: int(r["n"]) for r in self._exec(
                 conn, f"SELECT unit, count(*) AS n FROM claims c WHERE task = ? AND expired_at IS NULL AND NOT "
                       f"{_answered()} GROUP BY unit", (task,))}
+        for gone in retired:  # (a few, if any: units whose item left the items file)
+            answered.pop(gone, None)
+            live.pop(gone, None)
         judgments = dict.fromkeys(range(k + 1), 0)
         for n in answered.values():
             judgments[n] = judgments.get(n, 0) + 1
