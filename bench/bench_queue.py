@@ -170,6 +170,16 @@ def floor_connection(location: Path | str) -> Any:
     return conn
 
 
+def insert_floor_row(conn: Any, tag: str, i: int) -> None:
+    """The floor's unit of work: one single-row INSERT transaction on a :func:`floor_connection`."""
+    if isinstance(conn, sqlite3.Connection):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO floor (session_id, q, at) VALUES (?, ?, ?)", (tag, i, time.time()))
+        conn.execute("COMMIT")
+    else:
+        conn.execute("INSERT INTO floor (session_id, q, at) VALUES (%s, %s, %s)", (tag, i, time.time()))
+
+
 def floor_latencies(conns: list[Any], n: int, threads: int) -> tuple[list[float], list[float]]:
     """One single-row INSERT transaction each: ``n`` on one thread, then ``n * 3`` spread over ``threads``
     (``conns``: one :func:`floor_connection` per thread), as the claims of ``n`` sessions are timed."""
@@ -177,12 +187,7 @@ def floor_latencies(conns: list[Any], n: int, threads: int) -> tuple[list[float]
         out = []
         for i in range(count):
             t0 = time.perf_counter()
-            if isinstance(conn, sqlite3.Connection):
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute("INSERT INTO floor (session_id, q, at) VALUES (?, ?, ?)", ("s", i, time.time()))
-                conn.execute("COMMIT")
-            else:
-                conn.execute("INSERT INTO floor (session_id, q, at) VALUES (%s, %s, %s)", ("s", i, time.time()))
+            insert_floor_row(conn, "s", i)
             out.append(time.perf_counter() - t0)
         return out
 
@@ -253,12 +258,7 @@ def main() -> None:
             def floor_insert(i: int) -> None:
                 conn = free.get()
                 try:
-                    if isinstance(conn, sqlite3.Connection):
-                        conn.execute("BEGIN IMMEDIATE")
-                        conn.execute("INSERT INTO floor (session_id, q, at) VALUES (?, ?, ?)", ("p", i, time.time()))
-                        conn.execute("COMMIT")
-                    else:
-                        conn.execute("INSERT INTO floor (session_id, q, at) VALUES (%s, %s, %s)", ("p", i, time.time()))
+                    insert_floor_row(conn, "p", i)
                 finally:
                     free.put(conn)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
@@ -109,3 +110,27 @@ def button(at: AppTest, label: str):
 def has_button(at: AppTest, label: str) -> bool:
     """Whether a button with this label is shown."""
     return any(b.label == label for b in at.button)
+
+
+def leaves(at: AppTest, *, button_labels: bool = False) -> list[tuple[str, Any]]:
+    """Every leaf element of the page in the order drawn: (type, key of a widget or value), a button by its
+    label with ``button_labels``. The invisible stand-ins that keep columns equally tall (``ui.mark_spacer``)
+    are left out: they are not messages."""
+    out: list[tuple[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if "why-spacer-" in str(getattr(getattr(node, "proto", None), "id", "")):
+            return
+        children = getattr(node, "children", None)
+        if children:
+            for child in (children.values() if isinstance(children, dict) else children):
+                walk(child)
+            return
+        kind = getattr(node, "type", "")
+        if button_labels and kind == "button":
+            out.append((kind, node.label))
+        else:
+            out.append((kind, getattr(node, "key", None) or getattr(node, "value", None)))
+
+    walk(at._tree)
+    return out

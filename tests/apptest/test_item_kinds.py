@@ -18,7 +18,7 @@ import pytest
 from evalkit.balance import arrival_of
 from evalkit.sampling import Question, plan
 from evalkit.tasks.rank import place_name
-from tests.apptest.conftest import Harness, button, page_protos, texts
+from tests.apptest.conftest import Harness, button, leaves, page_protos, texts
 from tests.helpers import random_reviews, write_reviews
 
 SYSTEMS = ("sysAlphaX1", "sysBetaY2", "sysGammaZ3")
@@ -159,21 +159,7 @@ def assert_row(answer, q: Question) -> None:
 
 def elements(at) -> list[tuple[str, Any]]:
     """Every leaf element of the page in the order drawn: (type, key or value)."""
-    out: list[tuple[str, Any]] = []
-
-    def walk(node: Any) -> None:
-        if "why-spacer-" in str(getattr(getattr(node, "proto", None), "id", "")):
-            return  # an invisible stand-in keeping columns equally tall (ui.mark_spacer), not a message
-        children = getattr(node, "children", None)
-        if children:
-            for child in (children.values() if isinstance(children, dict) else children):
-                walk(child)
-            return
-        kind = getattr(node, "type", "")
-        out.append((kind, getattr(node, "key", None) or getattr(node, "value", None)))
-
-    walk(at._tree)
-    return out
+    return leaves(at)
 
 
 WIDGETS = ("slider", "radio", "selectbox", "text_area", "button")

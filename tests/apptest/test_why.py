@@ -16,7 +16,7 @@ import pytest
 import ui
 from evalkit.sampling import plan
 from evalkit.survey import record_choice
-from tests.apptest.conftest import Harness, button
+from tests.apptest.conftest import Harness, button, leaves
 from tests.apptest.test_item_kinds import LIKERT, SLIDER, only_answer, study, task_toml
 from tests.apptest.test_item_kinds import start as start_items
 from tests.apptest.test_results_page import FakeTime, fill, results_app, unlock
@@ -26,24 +26,7 @@ MESSAGES = ("error", "warning")
 
 def drawn(at) -> list[tuple[str, Any]]:
     """Every leaf element of the page in the order drawn: (type, key of a widget / label of a button / value)."""
-    out: list[tuple[str, Any]] = []
-
-    def walk(node: Any) -> None:
-        if "why-spacer-" in str(getattr(getattr(node, "proto", None), "id", "")):
-            return  # an invisible stand-in that keeps columns equally tall (ui.mark_spacer), not a message
-        children = getattr(node, "children", None)
-        if children:
-            for child in (children.values() if isinstance(children, dict) else children):
-                walk(child)
-            return
-        kind = getattr(node, "type", "")
-        if kind == "button":
-            out.append((kind, node.label))
-        else:
-            out.append((kind, getattr(node, "key", None) or getattr(node, "value", None)))
-
-    walk(at._tree)
-    return out
+    return leaves(at, button_labels=True)
 
 
 def message_after(at, widget: tuple[str, str]) -> str:
