@@ -29,11 +29,13 @@ import pandas as pd
 
 from . import stats
 from .checks import passes
-from .store import ForKinds, JsonField, Sampled, Store
+from .store import ColumnSpec, ForKinds, JsonField, Sampled, Store
 from .tasks import KINDS
 from .text import csv_safe
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .config import LoadedStudy
     from .items import ItemSet
 
@@ -51,6 +53,7 @@ __all__ = [
     "analyse",
     "answer_time_bins",
     "bradley_terry_intervals",
+    "evaluation_read",
     "evaluations_csv",
     "included_sessions",
     "items_of",
@@ -106,6 +109,10 @@ EVALUATION_READ = (
     ("confidence", JsonField("detail", "confidence"), "int"),
     ("score_detail", ForKinds("detail", ("score",)), "text"),
 )
+#: What the analysis of every answer reads (the evaluator table, the timeline, the filters); each kind adds the
+#: columns its own analysis reads (:attr:`evalkit.tasks.base.TaskKind.analysis_columns`), see :func:`evaluation_read`.
+COMMON_READ = ("id", "session_id", "task", "kind", "question_index", "slot", "response", "review_source",
+               "time_spent_ms", "created_at_sample")
 #: Added to the evaluations after the columnar read, from :meth:`Store.check_answers` (see :func:`load_frames`).
 CHECK_COLUMNS = ("check_type", "check_passed")
 SESSION_READ = tuple((name, name, "int" if name == "seed" else "text") for name in SESSION_COLUMNS)
@@ -113,8 +120,7 @@ RATING_READ = (
     ("id", "id", "int"), ("session_id", "session_id", "category"), ("task", "task", "category"),
     ("question_index", "question_index", "int"), ("item_id", "item_id", "category"),
     ("metric", "metric", "category"), ("score", "score", "real"), ("time_spent_ms", "time_spent_ms", "int"),
-    ("created_at", "created_at", "text"),
-)
+)  # (not ``created_at``: the timeline draws the answers' times; the ratings CSV reads every column)
 
 
 @dataclass(frozen=True)
@@ -160,12 +166,53 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
         evaluations = pd.DataFrame(store.table("evaluations"), columns=EVALUATION_COLUMNS)
         ratings = pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS)
     else:
+        studies = store.studies()
         read = store.read_tables({"sessions": ("sessions", SESSION_READ),
-                                  "evaluations": ("evaluations", EVALUATION_READ),
+                                  "evaluations": ("evaluations", evaluation_read(studies, store.answer_tasks())),
                                   "ratings": ("ratings", RATING_READ)})
+        read["evaluations"] = _with_every_column(read["evaluations"])
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
         _add_check_columns(evaluations, store.check_answers())
+        return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=studies)
     return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())
+
+
+def evaluation_read(studies: Mapping[str, Mapping[str, Any]], answer_tasks: Collection[str]) -> tuple[ColumnSpec, ...]:
+    """The columns of :data:`EVALUATION_READ` the analysis of the stored answers needs: :data:`COMMON_READ` and
+    the ``analysis_columns`` of the kinds of the tasks (as the newest registered study describes each, which is
+    the kind the analysis uses, see :func:`tasks_of`). Every column when an answer's task is not registered,
+    or its kind is not known: the analysis then takes the kind from the rows.
+
+    (Each column of a million answers costs 0.1-0.3 s to read; a study of triplets and pairs does not need the
+    columns the items kinds added, nor a study of scores the pools' ``domain`` and ``matched``.) Leaving a
+    column out changes no result: :func:`load_frames` adds it back with no values, and no analysis of the
+    kinds present reads it.
+    """
+    kind_of: dict[str, str] = {}
+    for summary in studies.values():
+        for t in summary.get("tasks", []):
+            kind_of[t["id"]] = t.get("kind", "")
+    if any(kind_of.get(task) not in KINDS for task in answer_tasks):
+        return EVALUATION_READ
+    wanted = set(COMMON_READ).union(*(KINDS[kind_of[task]].analysis_columns for task in answer_tasks))
+    return tuple(spec for spec in EVALUATION_READ if spec[0] in wanted)
+
+
+def _with_every_column(table: pa.Table) -> pa.Table:
+    """The read evaluations with the columns of :data:`EVALUATION_READ` that were not read added back, empty
+    (NULL on every row, as they were in every row read), in that order."""
+    import pyarrow as pa
+
+    types = {"int": pa.int64(), "real": pa.float64(), "text": pa.string()}
+    columns = []
+    for name, _, kind in EVALUATION_READ:
+        if name in table.column_names:
+            columns.append(table[name])
+        elif kind == "category":
+            columns.append(pa.nulls(table.num_rows, pa.string()).dictionary_encode())
+        else:
+            columns.append(pa.nulls(table.num_rows, types[kind]))
+    return pa.table(columns, names=[name for name, _, _ in EVALUATION_READ])
 
 
 def _add_check_columns(evaluations: pd.DataFrame, checks: Sequence[tuple[int, str, int | None]]) -> None:

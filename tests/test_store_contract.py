@@ -222,6 +222,14 @@ def test_delete_session_and_the_data_version(store: Store) -> None:
         store.delete_session(a.session_id, actor="researcher")
 
 
+def test_answer_tasks_lists_the_tasks_with_answers(store: Store) -> None:
+    assert store.answer_tasks() == set()
+    s = store.create_session(study_version="v")
+    for index, task in enumerate(("b", "a", "c", "a", "a b")):
+        store.record_answer(s.session_id, task, index, "A", kind="pairwise")
+    assert store.answer_tasks() == {"a", "b", "c", "a b"}
+
+
 def test_check_answers_and_tries(store: Store) -> None:
     s = store.create_session(study_version="v")
     first = store.record_check_try(s.session_id, "t", 3, "A", correct=False, detail={"c": 1}, time_spent_ms=900)

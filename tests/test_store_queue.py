@@ -239,7 +239,7 @@ def test_a_version_5_database_gets_the_queue_tables(db_url: str) -> None:
     raw(db_url, "DROP TABLE queue_units")
     raw(db_url, "UPDATE settings SET value = '5' WHERE key = 'schema_version'")
     with open_store(db_url) as store:
-        assert store.schema_version() == SCHEMA_VERSION == 6
+        assert store.schema_version() == SCHEMA_VERSION >= 6
         store.add_queue_units("t", ["u0"])
         assert store.claim("t", sid, 0, k=1, expire_seconds=HOUR) == "u0"
 

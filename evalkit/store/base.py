@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -77,6 +77,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE UNIQUE INDEX IF NOT EXISTS claims_question ON claims (session_id, task, question_index)",
         "CREATE INDEX IF NOT EXISTS claims_sweep ON claims (task, claimed_at) WHERE expired_at IS NULL "
         "AND answered = 0"),
+    # the answers to check questions, for :meth:`Store.check_answers` (the analysis): a partial index holds only
+    # them, so finding them is a lookup instead of a scan of every answer (0.15 s per million answers)
+    7: ("CREATE INDEX IF NOT EXISTS evaluations_checks ON evaluations (id) WHERE check_type IS NOT NULL",),
 }
 TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
           "participants", "check_tries", "queue_units", "claims")
@@ -873,6 +876,19 @@ class Store(abc.ABC):
                                     "WHERE check_type IS NOT NULL ORDER BY id").fetchall()
         return [(int(r["id"]), r["check_type"], None if r["check_passed"] is None else int(r["check_passed"]))
                 for r in rows]
+
+    @retried
+    def answer_tasks(self) -> set[str]:
+        """The task ids that have stored answers (so the analysis knows which kinds' columns to read).
+
+        A skip scan of the ``evaluations_task`` index written as a recursive query (each step asks for the
+        next larger task id), which both backends run as one index probe per task: milliseconds at a million
+        answers, where ``SELECT DISTINCT task`` reads the whole index (0.05-0.2 s)."""
+        with self._read() as conn:
+            rows = self._exec(conn, "WITH RECURSIVE t(task) AS (SELECT min(task) FROM evaluations UNION ALL "
+                                    "SELECT (SELECT min(e.task) FROM evaluations e WHERE e.task > t.task) FROM t "
+                                    "WHERE t.task IS NOT NULL) SELECT task FROM t WHERE task IS NOT NULL").fetchall()
+        return {r["task"] for r in rows}
 
     # ------------------------------------------------------------------ ratings
 

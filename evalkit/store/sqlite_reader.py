@@ -11,7 +11,7 @@ corrupt a database. A child process has its own locks, like any other reader.
 
 The child imports only pyarrow and the low-level ADBC bindings (about 0.2 s),
 runs each query on its own thread (the driver releases the GIL), concatenates
-the results in the given order, dictionary-encodes the requested columns and
+the results in the given order, dictionary-encodes the requested columns (each part on its thread) and
 writes one Arrow IPC file, which the parent memory-maps (no copy).
 
 Protocol: a JSON object on stdin with ``database``, ``busy_timeout_ms``,
@@ -69,17 +69,20 @@ def read(database: str, reads: list[dict[str, Any]], busy_timeout_ms: int, threa
     import pyarrow as pa
 
     jobs = [(r, q) for r, spec in enumerate(reads) for q in spec["queries"]]
-    with ThreadPoolExecutor(max(1, min(threads, len(jobs)))) as pool:
-        parts = list(pool.map(lambda job: _run(database, job[1], busy_timeout_ms), jobs))
-    out = []
-    for r, spec in enumerate(reads):
-        data = pa.concat_tables([_without_first_rows(t) for (owner, _), t in zip(jobs, parts, strict=True)
-                                 if owner == r])
-        for name in spec["dictionary"]:
+
+    def part(job: tuple[int, str]) -> Any:  # encoded on the reading thread, in parallel (pyarrow releases the GIL)
+        data = _without_first_rows(_run(database, job[1], busy_timeout_ms))
+        for name in reads[job[0]]["dictionary"]:
             k = data.schema.get_field_index(name)
             data = data.set_column(k, name, data[name].combine_chunks().dictionary_encode())
-        out.append(data)
-    return out
+        return data
+
+    with ThreadPoolExecutor(max(1, min(threads, len(jobs)))) as pool:
+        parts = list(pool.map(part, jobs))
+    # the parts' dictionaries differ: unify_dictionaries gives every chunk of a column the same one (the Arrow
+    # file format needs one dictionary per column)
+    return [pa.concat_tables([t for (owner, _), t in zip(jobs, parts, strict=True) if owner == r]).unify_dictionaries()
+            for r in range(len(reads))]
 
 
 def main() -> int:

@@ -178,6 +178,10 @@ class TaskKind:
     #: whether an answer's ``response`` says what the evaluator answered: the evaluator table's longest run of
     #: identical responses (straight-lining) counts it; False for score (always "scored")
     response_varies: ClassVar[bool] = True
+    #: the columns of the answers (``evaluations``) the kind's analysis reads beyond those every answer's
+    #: analysis reads (:data:`evalkit.analysis.COMMON_READ`): :func:`evalkit.analysis.load_frames` reads only
+    #: the columns of the kinds a study has (each column of a million answers costs 0.1-0.3 s to read)
+    analysis_columns: ClassVar[tuple[str, ...]] = ()
 
     def parse(self, t: Table, common: Common) -> Any:
         """The typed task from its ``[[tasks]]`` table (common keys already read); ConfigError on mistakes."""

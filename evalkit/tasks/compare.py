@@ -52,6 +52,7 @@ class CompareKind(TaskKind):
     name = "compare"
     source = "items"
     analysis = "compare_analysis"
+    analysis_columns = ("left_source", "right_source", "button", "item_ids")
     summary_line = ("two systems' outputs for one item's input (items file), side by side; a choice, a choice "
                     "with 'no preference', or the HELP slider")
 

@@ -39,6 +39,7 @@ class PairwiseKind(TaskKind):
     name = "pairwise"
     source = "pools"
     analysis = "pairwise_analysis"
+    analysis_columns = ("left_source", "right_source", "button")
     summary_line = "two texts from two sources of the review pools; a choice (A or B) or the HELP slider"
 
     def parse(self, t: Table, common: Common) -> PairwiseTask:

@@ -58,6 +58,7 @@ class RankKind(TaskKind):
     name = "rank"
     source = "items"
     analysis = "rank_analysis"
+    analysis_columns = ("sources", "item_ids")
     summary_line = ("n systems' outputs for one item's input (items file); pick the best (best-of-N) or rank "
                     "them all")
 

@@ -72,6 +72,7 @@ class RealFakeKind(TaskKind):
     name = "realfake"
     source = "items"
     analysis = "realfake_analysis"
+    analysis_columns = ("confidence",)
     choice_in_review_source = False
     summary_line = ("one text at a time (items file or review pools): written by a person or generated, and how "
                     "sure")

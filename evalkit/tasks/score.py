@@ -98,6 +98,7 @@ class ScoreKind(TaskKind):
     name = "score"
     source = "items"
     analysis = "score_analysis"
+    analysis_columns = ("sources", "item_ids", "score_detail")
     choice_in_review_source = False
     response_varies = False
     summary_line = ("absolute scores (Likert levels with anchors, or a 0-100 slider) of systems' outputs for an "

@@ -46,6 +46,7 @@ class TripletKind(TaskKind):
     name = "triplet"
     source = "pools"
     analysis = "triplet_analysis"
+    analysis_columns = ("domain", "matched")
     summary_line = "one text per source from the review pools; which one comes from the target source?"
 
     def parse(self, t: Table, common: Common) -> TripletTask:
