@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -109,6 +110,80 @@ def test_columnar_reads_never_load_a_second_sqlite_into_this_process(store: Stor
         assert store.get_session(s.session_id) is not None
     assert "adbc_driver_sqlite" not in sys.modules  # (the PostgreSQL reader loads adbc_driver_manager: no SQLite)
     assert store.integrity_check() == "ok" and len(store.answers()) == 10
+
+
+def test_the_reader_server_is_started_once_and_again_when_it_died(store: Store) -> None:
+    """Reads go to one reader server per process (evalkit.store.sqlite_reader.serve), which forks a child per
+    read; a server that was killed is started again at the next read, and nothing is lost."""
+    from evalkit.store import sqlite as backend
+
+    s = store.create_session(study_version="v")
+    store.record_answer(s.session_id, "t", 0, "A", review_source="x", slot=0)
+    assert store.read_columns("evaluations", READ_SPEC).num_rows == 1
+    server = backend._READER._process
+    assert server is not None and server.poll() is None
+    store.record_answer(s.session_id, "t", 1, "B", review_source="y", slot=1)
+    assert store.read_columns("evaluations", READ_SPEC)["response"].to_pylist() == ["A", "B"]
+    assert backend._READER._process is server  # the same server, not a new one per read
+    server.kill()
+    server.wait()
+    assert store.read_columns("evaluations", READ_SPEC).num_rows == 2  # started again
+    assert backend._READER._process is not server and backend._READER._process.poll() is None
+
+
+def test_a_failed_read_names_the_problem_and_the_server_goes_on(store: Store, tmp_path: Path) -> None:
+    from evalkit.store import sqlite as backend
+
+    job = {"database": str(tmp_path / "nope" / "x.sqlite"), "busy_timeout_ms": 100, "threads": 1,
+           "reads": [{"queries": ["SELECT 1 AS _first, 0 AS x"], "dictionary": [], "output": str(tmp_path / "o")}]}
+    said = backend._run_reader(job)
+    assert said and "Error" in said  # the driver's message, one line
+    job["database"] = str(store.path)
+    job["reads"][0]["queries"] = ["SELECT 1 AS _first, 0 AS x UNION ALL SELECT 0, 7"]
+    assert backend._run_reader(job) == ""  # the same server does the next job
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    assert pa.ipc.open_file(str(tmp_path / "o")).read_all()["x"].to_pylist() == [7]
+
+
+def test_without_fork_each_read_starts_a_reader_of_its_own(store: Store, monkeypatch) -> None:
+    """Where there is no os.fork (Windows) there is no server: the reader runs as a new interpreter per read."""
+    from evalkit.store import sqlite as backend
+
+    monkeypatch.setattr(backend, "_READER", backend._ReaderServer())
+    monkeypatch.delattr(backend.os, "fork")
+    s = store.create_session(study_version="v")
+    store.record_answer(s.session_id, "t", 0, "A", review_source="x", slot=0)
+    assert store.read_columns("evaluations", READ_SPEC)["response"].to_pylist() == ["A"]
+    assert backend._READER._process is None
+
+
+def test_a_forked_process_reads_through_a_server_of_its_own(store: Store, tmp_path: Path) -> None:
+    """A process forked after this one started its server must not talk on this one's pipes."""
+    import multiprocessing
+
+    from evalkit.store import sqlite as backend
+
+    s = store.create_session(study_version="v")
+    store.record_answer(s.session_id, "t", 0, "A", review_source="x", slot=0)
+    assert store.read_columns("evaluations", READ_SPEC).num_rows == 1
+    parent_server = backend._READER._process
+    child = multiprocessing.get_context("fork").Process(target=_read_in_child, args=(store.path, tmp_path / "out"))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0 and (tmp_path / "out").read_text() == "1"
+    assert backend._READER._process is parent_server and parent_server.poll() is None
+    assert store.read_columns("evaluations", READ_SPEC).num_rows == 1  # this process's server still answers
+
+
+def _read_in_child(path: Path, out: Path) -> None:
+    from evalkit.store import sqlite as backend
+
+    with SQLiteStore(path) as store:
+        rows = store.read_columns("evaluations", READ_SPEC).num_rows
+    assert backend._READER._process is not None and backend._READER._owner == os.getpid()
+    out.write_text(str(rows))
 
 
 # ----------------------------------------------------------------------------- opening problems, URLs

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
+from . import sqlite_reader
 from .base import (
     SCHEMA_VERSION,
     ColumnSpec,
@@ -46,6 +47,75 @@ def _json_sql(column: str, key: str) -> str:
     """A key of a JSON text column, NULL where absent (most rows hold '{}': checked before parsing)."""
     return (f"CASE WHEN {column} <> '{{}}' AND instr({column}, '\"{key}\"') > 0 AND json_valid({column})"
             f" THEN json_extract({column}, '$.{key}') END")
+
+
+class _ReaderServer:
+    """The process's one reader server (:func:`evalkit.store.sqlite_reader.serve`), started on first use and
+    started again if it died; jobs take turns (each uses every core it is given)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._owner = os.getpid()  # a process forked from this one starts its own server (the pipes are ours)
+
+    def run(self, job: dict[str, Any]) -> str | None:
+        """"" when done, the error message when the job failed, None when the server cannot be had."""
+        with self._lock:
+            for _ in range(2):  # a server that died (killed, out of memory) is started again once
+                try:
+                    process = self._started()
+                    if process is None:
+                        return None
+                    assert process.stdin is not None and process.stdout is not None
+                    process.stdin.write(json.dumps(job) + "\n")
+                    process.stdin.flush()
+                    answer = process.stdout.readline()
+                except (OSError, ValueError):
+                    answer = ""
+                if answer.strip() == "0":
+                    return ""
+                if answer:
+                    _, message = json.loads(answer)
+                    return message
+                self._stop()
+            return None
+
+    def _started(self) -> subprocess.Popen[str] | None:
+        if self._owner != os.getpid():
+            self._process, self._owner = None, os.getpid()
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        if not hasattr(os, "fork"):
+            return None
+        process = subprocess.Popen([sys.executable, "-I", sqlite_reader.__file__, "--serve"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        assert process.stdout is not None
+        if process.stdout.readline().strip() != "ready":
+            process.kill()
+            process.wait()
+            return None
+        self._process = process
+        return process
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(OSError):
+                self._process.kill()
+                self._process.wait(timeout=5)
+            self._process = None
+
+
+_READER = _ReaderServer()
+
+
+def _run_reader(job: dict[str, Any]) -> str:
+    """Run a read job (:mod:`evalkit.store.sqlite_reader`) in a child process; "" or what went wrong."""
+    said = _READER.run(job)
+    if said is not None:
+        return said
+    done = subprocess.run([sys.executable, "-I", sqlite_reader.__file__], input=json.dumps(job), capture_output=True,
+                          text=True, check=False)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit status {done.returncode}")
 
 
 def open_problem(path: Path, exc: BaseException | None = None) -> StoreError:
@@ -320,12 +390,9 @@ class SQLiteStore(Store):
                               "dictionary": [c for c, _, kind in columns if kind == "category"]})
                 names.append(name)
             job = {"database": str(self.path), "busy_timeout_ms": self._busy, "threads": threads, "reads": reads}
-            reader = Path(__file__).with_name("sqlite_reader.py")
-            done = subprocess.run([sys.executable, "-I", str(reader)], input=json.dumps(job), capture_output=True,
-                                  text=True, check=False)
-            if done.returncode != 0:
-                raise StoreError(f"reading {', '.join(names)} from {self.path} failed: "
-                                 f"{done.stderr.strip() or f'exit status {done.returncode}'}")
+            problem = _run_reader(job)
+            if problem:
+                raise StoreError(f"reading {', '.join(names)} from {self.path} failed: {problem}")
             # memory-mapped: no copy; the mapping outlives the file's name, removed with the folder
             return {name: pa.ipc.open_file(pa.memory_map(spec["output"])).read_all()
                     for name, spec in zip(names, reads, strict=True)}

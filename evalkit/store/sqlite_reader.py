@@ -9,8 +9,17 @@ holds on it are silently dropped (https://www.sqlite.org/howtocorrupt.html,
 that showed up as ``disk I/O error`` in the survey's connections and can
 corrupt a database. A child process has its own locks, like any other reader.
 
-The child imports only pyarrow and the low-level ADBC bindings (about 0.2 s),
-runs each query on its own thread (the driver releases the GIL), concatenates
+How the child starts: :class:`evalkit.store.sqlite.SQLiteStore` keeps one reader
+server per app process (``python -I sqlite_reader.py --serve``, started on the
+first read, see :func:`serve`), which has imported pyarrow and the ADBC bindings
+once and forks a child per read, so a read does not pay for a new interpreter and
+those imports (0.25-0.3 s) each time. The server never opens a database and has
+one thread (forking it is safe); it runs as a file in isolated mode, so it does
+not import :mod:`evalkit` or Python's :mod:`sqlite3` at all. Where there is no
+``fork`` (Windows), or the server cannot be had, the child is a new interpreter
+running this file with the job on stdin (:func:`main`).
+
+The child runs each query on its own thread (the driver releases the GIL), concatenates
 the results in the given order, dictionary-encodes the requested columns (each part on its thread) and
 writes one Arrow IPC file, which the parent memory-maps (no copy).
 
@@ -85,22 +94,72 @@ def read(database: str, reads: list[dict[str, Any]], busy_timeout_ms: int, threa
             for r in range(len(reads))]
 
 
-def main() -> int:
-    """Child-process entry point (see the module docstring for the protocol)."""
+def run(job: dict[str, Any]) -> str | None:
+    """Do one job (see the module docstring): the Arrow files written; None, or the one-line error message."""
     import pyarrow as pa
     import pyarrow.ipc  # pa.ipc
 
     try:
-        job = json.loads(sys.stdin.read())
         tables = read(job["database"], job["reads"], job["busy_timeout_ms"], job.get("threads", 2))
         for spec, data in zip(job["reads"], tables, strict=True):
             with pa.OSFile(spec["output"], "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
                 writer.write_table(data)
     except Exception as exc:  # reported to the parent, which raises it as a StoreError
-        print(f"{type(exc).__name__}: {exc}".replace("\n", " "), file=sys.stderr)
+        return f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return None
+
+
+def serve() -> int:
+    """The reader server (``sqlite_reader.py --serve``): pyarrow and the ADBC bindings imported once, then one
+    job per line of stdin, each done by a forked child (this process has one thread, so forking is safe, and a
+    child's memory and open files go with it); per job one line on stdout: ``0``, or the exit status and the
+    error message as JSON. Ends at the end of stdin (the parent process closed it or ended)."""
+    import os
+
+    import adbc_driver_manager  # noqa: F401 -- imported once here, for every forked child
+    import adbc_driver_sqlite  # noqa: F401
+    import pyarrow
+    import pyarrow.compute
+    import pyarrow.ipc  # noqa: F401
+
+    print("ready", flush=True)
+    for line in sys.stdin:
+        try:
+            job = json.loads(line)
+        except ValueError as exc:
+            print(json.dumps([1, f"bad job: {exc}"]), flush=True)
+            continue
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: do the job, say what went wrong, leave without running the parent's cleanup
+            os.close(read_end)
+            message = run(job)
+            if message is not None:
+                os.write(write_end, message.encode("utf-8", "replace")[:4000])
+            os._exit(0 if message is None else 1)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as fh:
+            said = fh.read().decode("utf-8", "replace")
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        print("0" if code == 0 else json.dumps([code, said or f"the reader ended with exit status {code}"]),
+              flush=True)
+    return 0
+
+
+def main() -> int:
+    """Child-process entry point when started as a script (see the module docstring for the protocol)."""
+    try:
+        job = json.loads(sys.stdin.read())
+    except ValueError as exc:
+        print(f"bad job: {exc}", file=sys.stderr)
+        return 1
+    message = run(job)
+    if message is not None:
+        print(message, file=sys.stderr)
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main())
