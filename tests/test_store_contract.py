@@ -457,6 +457,7 @@ def test_an_older_schema_is_migrated_and_a_newer_one_refused(db_url: str) -> Non
     # take the database back to version 1, as an evalkit of the previous release left it
     raw(db_url, "DROP INDEX sessions_started")
     raw(db_url, "DROP TABLE check_tries")
+    raw(db_url, "DROP INDEX evaluations_checks")
     raw(db_url, "ALTER TABLE evaluations DROP COLUMN check_type")
     raw(db_url, "ALTER TABLE evaluations DROP COLUMN check_passed")
     raw(db_url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
@@ -466,13 +467,20 @@ def test_an_older_schema_is_migrated_and_a_newer_one_refused(db_url: str) -> Non
         assert store.answers()[0].check is None
         store.record_check_try(sid, "t", 1, "B", correct=True)  # the checks' table and columns are there
         assert store.record_answer(sid, "t", 1, "B", check="attention", check_passed=True).check_passed
-    index = ("SELECT indexname FROM pg_indexes WHERE indexname = 'sessions_started'" if is_postgres(db_url)
-             else "SELECT name FROM sqlite_master WHERE name = 'sessions_started'")
-    assert raw(db_url, index)
+    for name in ("sessions_started", "evaluations_checks"):
+        index = (f"SELECT indexname FROM pg_indexes WHERE indexname = '{name}'" if is_postgres(db_url)
+                 else f"SELECT name FROM sqlite_master WHERE name = '{name}'")
+        assert raw(db_url, index), name
+    assert store_checks(db_url) == [(2, "attention", 1)]
     raw(db_url, "UPDATE settings SET value = '99' WHERE key = 'schema_version'")
     for writable in (True, False):
         with pytest.raises(StoreError, match="schema version 99 is newer"):
             open_store(db_url, writable=writable)
+
+
+def store_checks(db_url: str) -> list[tuple[int, str, int | None]]:
+    with open_store(db_url) as store:
+        return store.check_answers()
 
 
 def test_table_export_and_closed_store(store: Store) -> None:

@@ -97,7 +97,7 @@ def test_a_version_2_database_gets_the_forms_table(db_url: str) -> None:
         store.record_answer(sid, "t", 0, "A")
     # back to version 2, as evalkit's previous schema left it (without what migrations 3, 4 and 5 add)
     for statement in ("DROP TABLE form_answers", "DROP TABLE participants", "DROP TABLE check_tries",
-                      "ALTER TABLE evaluations DROP COLUMN check_type",
+                      "DROP INDEX evaluations_checks", "ALTER TABLE evaluations DROP COLUMN check_type",
                       "ALTER TABLE evaluations DROP COLUMN check_passed"):
         raw(db_url, statement)
     raw(db_url, "UPDATE settings SET value = '2' WHERE key = 'schema_version'")
