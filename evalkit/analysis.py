@@ -168,9 +168,13 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
         ratings = pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS)
     else:
         studies = store.studies()
-        read = store.read_tables({"sessions": ("sessions", SESSION_READ),
-                                  "evaluations": ("evaluations", evaluation_read(studies, store.answer_tasks())),
+        answer_tasks = store.answer_tasks()
+        columns = evaluation_read(studies, answer_tasks)
+        read = store.read_tables({"sessions": ("sessions", SESSION_READ), "evaluations": ("evaluations", columns),
                                   "ratings": ("ratings", RATING_READ)})
+        if columns != EVALUATION_READ and not set(_tasks_in(read["evaluations"])) <= answer_tasks:
+            # a task's first answer came after answer_tasks(): its kind's columns may be missing, read them all
+            read["evaluations"] = store.read_tables({"e": ("evaluations", EVALUATION_READ)})["e"]
         read["evaluations"] = _with_every_column(read["evaluations"])
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
         _add_check_columns(evaluations, store.check_answers())
@@ -197,6 +201,16 @@ def evaluation_read(studies: Mapping[str, Mapping[str, Any]], answer_tasks: Coll
         return EVALUATION_READ
     wanted = set(COMMON_READ).union(*(KINDS[kind_of[task]].analysis_columns for task in answer_tasks))
     return tuple(spec for spec in EVALUATION_READ if spec[0] in wanted)
+
+
+def _tasks_in(table: pa.Table) -> list[str]:
+    """The distinct tasks of read evaluations (the dictionary of their ``task`` column: no pass over the rows)."""
+    import pyarrow.compute as pc
+
+    column = table["task"]
+    if column.num_chunks and hasattr(column.type, "value_type"):  # dictionary-encoded (one dictionary per column)
+        return [t for t in column.chunk(0).dictionary.to_pylist() if t is not None]
+    return [t for t in pc.unique(column).to_pylist() if t is not None]
 
 
 def _with_every_column(table: pa.Table) -> pa.Table:

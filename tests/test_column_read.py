@@ -127,3 +127,20 @@ def test_each_kind_needs_only_the_common_columns_and_its_own(example) -> None:
             (t["id"], kind.name)
         assert got.main_rows() == expected.main_rows() or \
             pd.DataFrame(got.main_rows()).equals(pd.DataFrame(expected.main_rows())), (t["id"], kind.name)
+
+
+def test_a_task_whose_first_answer_comes_during_the_read_gets_every_column(tmp_path: Path) -> None:
+    """answer_tasks() is asked before the read: a task answered for the first time in between would have its
+    kind's columns left out, so load_frames sees the new task in what it read and reads every column."""
+    with open_store(tmp_path / "db.sqlite") as store:
+        store.register_study("v", {"title": "t", "tasks": [{"id": "spot", "kind": "triplet"},
+                                                           {"id": "q", "kind": "score"}]})
+        sid = store.create_session(study_version="v").session_id
+        store.record_answer(sid, "spot", 0, "A", kind="triplet", domain="laptop", matched=True, slot=0,
+                            review_source="real")
+        store.record_answer(sid, "q", 0, "scored", kind="score", sources=["gpt4"], item_ids=["r1"],
+                            detail={"scores": {"gpt4": {"fluency": 4}}})
+        store.answer_tasks = lambda: {"spot"}  # as if "q" had no answer yet when it was asked
+        ev = load_frames(store).evaluations.set_index("task")
+    assert ev.loc["q", "score_detail"] and ev.loc["q", "sources"] == '["gpt4"]'
+    assert ev.loc["spot", "domain"] == "laptop"

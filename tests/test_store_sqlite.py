@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -169,7 +168,8 @@ def test_a_forked_process_reads_through_a_server_of_its_own(store: Store, tmp_pa
     store.record_answer(s.session_id, "t", 0, "A", review_source="x", slot=0)
     assert store.read_columns("evaluations", READ_SPEC).num_rows == 1
     parent_server = backend._READER._process
-    child = multiprocessing.get_context("fork").Process(target=_read_in_child, args=(store.path, tmp_path / "out"))
+    child = multiprocessing.get_context("fork").Process(target=_read_in_child,
+                                                        args=(store.path, tmp_path / "out", parent_server.pid))
     child.start()
     child.join(60)
     assert child.exitcode == 0 and (tmp_path / "out").read_text() == "1"
@@ -177,12 +177,13 @@ def test_a_forked_process_reads_through_a_server_of_its_own(store: Store, tmp_pa
     assert store.read_columns("evaluations", READ_SPEC).num_rows == 1  # this process's server still answers
 
 
-def _read_in_child(path: Path, out: Path) -> None:
+def _read_in_child(path: Path, out: Path, parent_server: int) -> None:
     from evalkit.store import sqlite as backend
 
+    assert backend._READER._process is None  # let go of at the fork
     with SQLiteStore(path) as store:
         rows = store.read_columns("evaluations", READ_SPEC).num_rows
-    assert backend._READER._process is not None and backend._READER._owner == os.getpid()
+    assert backend._READER._process is not None and backend._READER._process.pid != parent_server
     out.write_text(str(rows))
 
 

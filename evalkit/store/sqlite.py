@@ -51,12 +51,16 @@ def _json_sql(column: str, key: str) -> str:
 
 class _ReaderServer:
     """The process's one reader server (:func:`evalkit.store.sqlite_reader.serve`), started on first use and
-    started again if it died; jobs take turns (each uses every core it is given)."""
+    started again if it died; jobs take turns (each uses every core it is given).
+
+    The server runs in a process group of its own, so stopping it also stops a child busy with a job. A job
+    has no deadline, as a read in a new interpreter had none: a read of a database on a stalled disk waits,
+    and the reads queued behind it with it. A process forked from this one (see :meth:`forget`) starts its
+    own server."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
-        self._owner = os.getpid()  # a process forked from this one starts its own server (the pipes are ours)
 
     def run(self, job: dict[str, Any]) -> str | None:
         """"" when done, the error message when the job failed, None when the server cannot be had."""
@@ -69,43 +73,64 @@ class _ReaderServer:
                     assert process.stdin is not None and process.stdout is not None
                     process.stdin.write(json.dumps(job) + "\n")
                     process.stdin.flush()
-                    answer = process.stdout.readline()
-                except (OSError, ValueError):
-                    answer = ""
-                if answer.strip() == "0":
-                    return ""
-                if answer:
-                    _, message = json.loads(answer)
-                    return message
+                    answer = process.stdout.readline().strip()
+                    if answer == "0":
+                        return ""
+                    if answer:
+                        _, message = json.loads(answer)
+                        return str(message)
+                except (OSError, ValueError, TypeError):
+                    pass  # a broken pipe or an answer out of step: that server is done with
+                except BaseException:  # (KeyboardInterrupt) the job's answer would be read by the next job
+                    self._stop()
+                    raise
                 self._stop()
             return None
 
     def _started(self) -> subprocess.Popen[str] | None:
-        if self._owner != os.getpid():
-            self._process, self._owner = None, os.getpid()
         if self._process is not None and self._process.poll() is None:
             return self._process
         if not hasattr(os, "fork"):
             return None
         process = subprocess.Popen([sys.executable, "-I", sqlite_reader.__file__, "--serve"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+                                   start_new_session=True)
         assert process.stdout is not None
         if process.stdout.readline().strip() != "ready":
-            process.kill()
-            process.wait()
+            self._process = process
+            self._stop()
             return None
         self._process = process
         return process
 
     def _stop(self) -> None:
-        if self._process is not None:
+        """Stop the server and any child of it still at work (its process group)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, 9)
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            process.wait(timeout=5)
+        for pipe in (process.stdin, process.stdout):
             with contextlib.suppress(OSError):
-                self._process.kill()
-                self._process.wait(timeout=5)
-            self._process = None
+                if pipe is not None:
+                    pipe.close()
+
+    def forget(self) -> None:
+        """In a process just forked from this one: let go of the parent's server (close this copy of its pipes,
+        so the server still sees the end of its input when the parent ends) and start afresh."""
+        self._lock = threading.Lock()
+        process, self._process = self._process, None
+        for pipe in (process.stdin, process.stdout) if process is not None else ():
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
 
 
 _READER = _ReaderServer()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _READER.forget())
 
 
 def _run_reader(job: dict[str, Any]) -> str:

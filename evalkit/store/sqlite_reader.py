@@ -13,9 +13,10 @@ How the child starts: :class:`evalkit.store.sqlite.SQLiteStore` keeps one reader
 server per app process (``python -I sqlite_reader.py --serve``, started on the
 first read, see :func:`serve`), which has imported pyarrow and the ADBC bindings
 once and forks a child per read, so a read does not pay for a new interpreter and
-those imports (0.25-0.3 s) each time. The server never opens a database and has
-one thread (forking it is safe); it runs as a file in isolated mode, so it does
-not import :mod:`evalkit` or Python's :mod:`sqlite3` at all. Where there is no
+those imports (0.25-0.3 s) each time. The server never opens a database and runs
+no Python thread (the threads its imports start, jemalloc's and the BLAS's, are
+made for fork); it runs as a file in isolated mode, so it does not import
+:mod:`evalkit` or Python's :mod:`sqlite3` at all. Where there is no
 ``fork`` (Windows), or the server cannot be had, the child is a new interpreter
 running this file with the job on stdin (:func:`main`).
 
@@ -111,7 +112,7 @@ def run(job: dict[str, Any]) -> str | None:
 
 def serve() -> int:
     """The reader server (``sqlite_reader.py --serve``): pyarrow and the ADBC bindings imported once, then one
-    job per line of stdin, each done by a forked child (this process has one thread, so forking is safe, and a
+    job per line of stdin, each done by a forked child (this process runs no Python thread, so forking is safe, and a
     child's memory and open files go with it); per job one line on stdout: ``0``, or the exit status and the
     error message as JSON. Ends at the end of stdin (the parent process closed it or ended)."""
     import os
@@ -133,6 +134,8 @@ def serve() -> int:
         pid = os.fork()
         if pid == 0:  # the child: do the job, say what went wrong, leave without running the parent's cleanup
             os.close(read_end)
+            quiet = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(quiet, 1)  # nothing the child prints can get into the answers on stdout
             message = run(job)
             if message is not None:
                 os.write(write_end, message.encode("utf-8", "replace")[:4000])
