@@ -162,12 +162,12 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
     which is all the timeline draws. ``full=True`` reads every column as stored
     (for the CSV exports).
     """
+    studies = store.studies()
     if full:
         sessions = pd.DataFrame(store.table("sessions"), columns=SESSION_COLUMNS)
         evaluations = pd.DataFrame(store.table("evaluations"), columns=EVALUATION_COLUMNS)
         ratings = pd.DataFrame(store.table("ratings"), columns=RATING_COLUMNS)
     else:
-        studies = store.studies()
         answer_tasks = store.answer_tasks()
         columns = evaluation_read(studies, answer_tasks)
         read = store.read_tables({"sessions": ("sessions", SESSION_READ), "evaluations": ("evaluations", columns),
@@ -178,8 +178,7 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
         read["evaluations"] = _with_every_column(read["evaluations"])
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
         _add_check_columns(evaluations, store.check_answers())
-        return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=studies)
-    return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=store.studies())
+    return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=studies)
 
 
 def evaluation_read(studies: Mapping[str, Mapping[str, Any]], answer_tasks: Collection[str]) -> tuple[ColumnSpec, ...]:
@@ -204,13 +203,10 @@ def evaluation_read(studies: Mapping[str, Mapping[str, Any]], answer_tasks: Coll
 
 
 def _tasks_in(table: pa.Table) -> list[str]:
-    """The distinct tasks of read evaluations (the dictionary of their ``task`` column: no pass over the rows)."""
+    """The distinct tasks of read evaluations."""
     import pyarrow.compute as pc
 
-    column = table["task"]
-    if column.num_chunks and hasattr(column.type, "value_type"):  # dictionary-encoded (one dictionary per column)
-        return [t for t in column.chunk(0).dictionary.to_pylist() if t is not None]
-    return [t for t in pc.unique(column).to_pylist() if t is not None]
+    return [t for t in pc.unique(table["task"]).to_pylist() if t is not None]
 
 
 def _with_every_column(table: pa.Table) -> pa.Table:

@@ -112,20 +112,23 @@ class _ReaderServer:
             os.killpg(process.pid, 9)
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             process.wait(timeout=5)
-        for pipe in (process.stdin, process.stdout):
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
+        _close_pipes(process)
 
     def forget(self) -> None:
         """In a process just forked from this one: let go of the parent's server (close this copy of its pipes,
         so the server still sees the end of its input when the parent ends) and start afresh."""
         self._lock = threading.Lock()
         process, self._process = self._process, None
-        for pipe in (process.stdin, process.stdout) if process is not None else ():
+        if process is not None:
+            _close_pipes(process)
+
+
+def _close_pipes(process: subprocess.Popen[str]) -> None:
+    """Close this process's ends of a reader server's stdin and stdout."""
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
             with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
+                pipe.close()
 
 
 _READER = _ReaderServer()
