@@ -99,11 +99,17 @@ class FakeTime:
         return self.now
 
 
-def test_wrong_password_is_refused_and_guesses_are_limited_across_sessions(harness: Harness, monkeypatch) -> None:
-    fill(harness, 2)
+def fake_clock(monkeypatch) -> FakeTime:
+    """The results page's clock and sleep (its back-off after wrong passwords) replaced by a FakeTime."""
     clock = FakeTime()
     monkeypatch.setattr(ui, "_clock", clock)
     monkeypatch.setattr(ui, "_sleep", clock.waits.append)
+    return clock
+
+
+def test_wrong_password_is_refused_and_guesses_are_limited_across_sessions(harness: Harness, monkeypatch) -> None:
+    fill(harness, 2)
+    clock = fake_clock(monkeypatch)
     at = results_app(harness)
     for _ in range(3):
         unlock(at, "guess")

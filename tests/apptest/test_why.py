@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
-import ui
 from evalkit.sampling import plan
 from evalkit.survey import record_choice
 from tests.apptest.conftest import Harness, button, leaves
 from tests.apptest.test_item_kinds import LIKERT, SLIDER, only_answer, study, task_toml
 from tests.apptest.test_item_kinds import start as start_items
-from tests.apptest.test_results_page import FakeTime, fill, results_app, unlock
+from tests.apptest.test_results_page import fake_clock, fill, results_app, unlock
 
 MESSAGES = ("error", "warning")
 
@@ -261,9 +260,7 @@ def test_rating_says_why_save_and_finish_is_greyed_out(make_harness) -> None:
 
 def test_results_login_with_an_empty_box_says_so_and_costs_no_guess(harness: Harness, monkeypatch) -> None:
     fill(harness, 1)
-    clock = FakeTime()
-    monkeypatch.setattr(ui, "_clock", clock)
-    monkeypatch.setattr(ui, "_sleep", clock.waits.append)
+    clock = fake_clock(monkeypatch)
     at = results_app(harness)
     for _ in range(8):  # more than the 5 free guesses: none of these is one
         button(at, "Unlock").click().run()
