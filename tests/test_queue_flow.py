@@ -134,8 +134,15 @@ def test_claimed_item_is_filled_in_and_stays_the_same_on_a_rerun(tmp_path: Path)
 
 def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path: Path, db_url: str) -> None:
     """Nine evaluators (3k, k = 3) in parallel threads, each with its own store connection, fill the queue of 12
-    units x 3 with their 4 questions each: every unit judged by exactly 3 different evaluators; then the study is
-    full and a tenth evaluator gets no queued question (the task ends for them at once)."""
+    units x 3 with their 4 questions each: no unit more than 3 times, never a unit twice for one evaluator.
+
+    Claiming is greedy (least-judged first, one claim at a time): when the last open slot is on a unit the
+    last evaluator already judged, that evaluator's task ends one question short and the slot waits for the
+    next evaluator. This happens on PostgreSQL in about a third of the runs, where claims run in parallel and
+    skip locked units, so the ninth evaluator's picks do not follow SQLite's strict order (it was the flaky
+    failure of this test). So: every slot is filled except those the queue could not give (the evaluators
+    who ended short had judged every unit still open), and one more evaluator then fills them; after that
+    every unit has exactly 3 judgments, the study is full and a further evaluator gets no queued question."""
     loaded = open_queued(tmp_path, queued(PAIR, 3))
     url = db_url
     with open_store(url) as store:
@@ -160,11 +167,22 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
     for t in threads:
         t.join(120)
     assert not errors, errors
-    assert all(len(units_) == 4 for units_ in judged.values())
-    assert all(len(set(units_)) == 4 for units_ in judged.values())  # never a unit twice for one evaluator
+    assert len(judged) == 9 and all(len(set(units_)) == len(units_) for units_ in judged.values())  # never twice
     counts = Counter(u for units_ in judged.values() for u in units_)
+    all_units = set(units(loaded.study.task("help"), loaded.item_sets, loaded.study.seed))
+    assert set(counts) <= all_units and max(counts.values()) <= 3
+    open_units = {u for u in all_units if counts[u] < 3}
+    short = [units_ for units_ in judged.values() if len(units_) < 4]
+    assert sum(3 - counts[u] for u in open_units) == sum(4 - len(units_) for units_ in short) <= 2
+    for units_ in short:  # the queue gave all it could: every unit still open was one this evaluator had judged
+        assert open_units <= set(units_), (open_units, units_)
     with open_store(url) as store:
-        all_units = set(units(loaded.study.task("help"), loaded.item_sets, loaded.study.seed))
+        assert is_full(store, loaded.study) == (not open_units)
+        if open_units:  # the next evaluator takes the slots left
+            extra = store.create_session(study_version=loaded.version, evaluator_name="e9")
+            got = answer(store, loaded, extra, random.Random(9))
+            assert set(got) == open_units and len(got) == len(open_units)
+            counts.update(got)
         assert set(counts) == all_units and set(counts.values()) == {3}
         assert len(store.answers(task="help")) == 36
         ((_, _, status),) = statuses(store, loaded.study)
