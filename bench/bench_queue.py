@@ -44,6 +44,7 @@ from typing import Any
 
 from common import BULK_EVALUATION_COLUMNS, HEADER, Databases, add_backend_option, bulk_insert, fmt_s, row
 
+from evalkit.queue import deal
 from evalkit.store import COLUMNS, Store, is_postgres, now_iso, open_store
 
 TASK = "compare"
@@ -87,7 +88,7 @@ def session_rows(n: int, status: str) -> list[tuple]:
 def prepare(location: Path | str, units: int, sessions: int) -> list[str]:
     """A database with ``units`` units each judged once by earlier sessions, and ``sessions`` new sessions."""
     open_store(location).close()  # the schema
-    names = [f"item{i:06d}|sysA|sysB" for i in range(units)]
+    names = unit_names(units)
     earlier = session_rows(max(1, units // 10), "completed")
     old = time.time() - 7200
     now = now_iso()
@@ -107,12 +108,25 @@ def prepare(location: Path | str, units: int, sessions: int) -> list[str]:
     return [r[0] for r in new]
 
 
-def claim_latencies(store: Store, sessions: list[str], questions: int, k: int, threads: int) -> tuple[list[float],
-                                                                                                      list[float]]:
-    """Question 0 of every session on one thread, then questions 1.. on ``threads`` threads."""
+def dealer(units: int, sessions: list[str], questions: int) -> Callable[[str, int], str]:
+    """The unit the app's deal prefers for a session's question (:func:`evalkit.queue.deal`; the sessions' arrival:
+    their place in ``sessions``), over the units of :func:`prepare` in their registered order."""
+    names = unit_names(units)
+    arrival = {sid: n for n, sid in enumerate(sessions)}
+    return lambda sid, q: deal(names, arrival[sid], q, questions + 1)
+
+
+def unit_names(units: int) -> list[str]:
+    return [f"item{i:06d}|sysA|sysB" for i in range(units)]
+
+
+def claim_latencies(store: Store, sessions: list[str], questions: int, k: int, threads: int,
+                    prefer: Callable[[str, int], str]) -> tuple[list[float], list[float]]:
+    """Question 0 of every session on one thread, then questions 1.. on ``threads`` threads; each claim prefers
+    the unit the deal gives it, as the app's claims do."""
     def claim(sid: str, q: int) -> float:
         t0 = time.perf_counter()
-        unit = store.claim(TASK, sid, q, k=k, expire_seconds=EXPIRE)
+        unit = store.claim(TASK, sid, q, k=k, expire_seconds=EXPIRE, prefer=prefer(sid, q))
         elapsed = time.perf_counter() - t0
         if unit is None:
             raise AssertionError("the queue ran out: raise --k")
@@ -217,10 +231,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Databases(args.backend, Path(tmp)) as dbs:
         print(f"## Claim queue ({dbs.label}): {args.sessions:,} sessions x {args.questions} claims, k = {args.k}, "
               f"{args.threads} threads, {args.rounds} rounds\n")
-        stores, sessions = {}, {}
+        stores, sessions, prefers = {}, {}, {}
         for size in sizes:
             with open_store(dbs.new(f"register{size}")) as store:
-                units = [f"item{i:06d}|sysA|sysB" for i in range(size)]
+                units = unit_names(size)
                 t0 = time.perf_counter()
                 assert store.add_queue_units(TASK, units) == size
                 results[size]["register"] = time.perf_counter() - t0
@@ -229,6 +243,7 @@ def main() -> None:
                 results[size]["register_again"] = time.perf_counter() - t0
             location = dbs.new(f"queue{size}")
             sessions[size] = prepare(location, size, args.sessions)
+            prefers[size] = dealer(size, sessions[size], args.questions)
             stores[size] = open_store(location)
         floor_db = dbs.new("floor")
         conns = [floor_connection(floor_db) for _ in range(args.threads)]
@@ -245,7 +260,7 @@ def main() -> None:
                         results[size]["floor_n"] += many
                     continue
                 one, many = claim_latencies(stores[what], sessions[what][r * per:(r + 1) * per], args.questions,
-                                            args.k, args.threads)
+                                            args.k, args.threads, prefers[what])
                 results[what]["claim_1"] += one
                 results[what]["claim_n"] += many
         if args.rate > 0:  # one more claim per session, on a schedule (see the module's docstring)
@@ -263,7 +278,8 @@ def main() -> None:
                     free.put(conn)
 
             def claimer(store: Store, sid: str) -> Callable[[], object]:
-                return lambda: store.claim(TASK, sid, args.questions, k=args.k + 1, expire_seconds=EXPIRE)
+                return lambda: store.claim(TASK, sid, args.questions, k=args.k + 1, expire_seconds=EXPIRE,
+                                           prefer=prefers[what](sid, args.questions))
 
             for what in ["floor", *sizes]:
                 if what == "floor":

@@ -10,8 +10,17 @@ How it works
   units (so the items file's order does not decide who is judged first).
 * An evaluator's plan has ``questions`` placeholders for the task (:func:`~evalkit.tasks.itemsource.queued_questions`).
   When the evaluator reaches one, :func:`resolve_step` claims a unit for it in one store transaction
-  (:meth:`Store.claim`): the least judged unit (answered plus live claims), never one this evaluator had, fewer
-  than ``k`` taken; page reruns and reloads get the same unit back (the claim is keyed by the question).
+  (:meth:`Store.claim`): the unit the **deal** gives that question (:func:`deal`) if it has fewer than ``k``
+  claims and this evaluator never had it, else the least judged unit (answered plus live claims) that meets the
+  same conditions; page reruns and reloads get the same unit back (the claim is keyed by the question).
+* The deal makes "every unit gets exactly k judgments" hold whatever the order in which evaluators' claims
+  interleave: the units, in the queue's order, are dealt round by round (k rounds), evaluator by evaluator in
+  arrival order, ``questions`` at a time. Any ``units x k / questions`` consecutive arrivals that all finish
+  take every unit exactly k times, and no evaluator gets a unit twice (with ``questions`` <= units). Greedy
+  least-judged claiming alone does not: near the end, the last open slot can be on a unit the last evaluator
+  already judged, and they end a question short. The deal is also least-judged first for evaluators who arrive
+  and answer in order; the least-judged pick fills what the deal cannot (claims given back by evaluators who left
+  or failed, arrivals lost to deleted sessions).
 * A claim not answered within ``claim_minutes`` goes back to the queue; a session that completes gives its open
   claims back at once (:func:`evalkit.survey.finish_session`).
 * When no unit is left for an evaluator, the task ends for them early (marked finished: they go on with the next
@@ -47,8 +56,8 @@ log = logging.getLogger("evalkit.queue")
 #: how many units in a row may fail to match the items file before a claim gives up (see claim_question)
 _RETIRE_TRIES = 50
 
-__all__ = ["claim_question", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks", "register", "resolve_step",
-           "statuses", "summary", "unit_key", "units"]
+__all__ = ["claim_question", "deal", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks", "register",
+           "resolve_step", "statuses", "summary", "unit_key", "units"]
 
 
 def unit_key(item_id: str, systems: Sequence[str]) -> str:
@@ -75,17 +84,45 @@ def queued_tasks(study: Study) -> list[tuple[Any, QueueSpec]]:
 
 
 def units(task: Any, items: Mapping[Path, ItemSet], study_seed: int) -> list[str]:
-    """Every unit of a queued task, in the order that breaks ties (shuffled by the study seed)."""
+    """Every unit of a queued task, in the queue's order (shuffled by the study seed): the order of the deal and
+    of ties between equally judged units. Cached per task, items file and seed (a list of 100,000 units is made
+    once per process, for :func:`register` and the claims' deals); do not change the list returned."""
     kind = kind_of(task.kind)
     (path,) = kind.items_files(task)
     its = items[path]
+    key = (id(task), id(its), study_seed)
+    hit = _UNITS.get(key)
+    if hit is not None and hit[0] is task and hit[1] is its:
+        return hit[2]
     keys = [unit_key(its[p].id, combo) for combo in kind.combos(task, items) for p in its.candidates(combo)]
-    return shuffle(keys, Mulberry32(derive_seed("evalkit-queue", task.id, study_seed)))
+    found = shuffle(keys, Mulberry32(derive_seed("evalkit-queue", task.id, study_seed)))
+    if len(_UNITS) >= 64:  # (a study reloaded many times in one process: forget the oldest)
+        _UNITS.pop(next(iter(_UNITS)))
+    _UNITS[key] = (task, its, found)  # (task and its kept alive: their ids cannot be reused meanwhile)
+    return found
+
+
+#: units() by (id(task), id(items file), study seed)
+_UNITS: dict[tuple[int, int, int], tuple[Any, ItemSet, list[str]]] = {}
+
+
+def deal(queue: Sequence[str], arrival: int, ordinal: int, per_session: int) -> str:
+    """The unit dealt to the ``ordinal``-th queued question (0-based) of the evaluator who arrived ``arrival``-th,
+    when each evaluator has ``per_session`` queued questions of the task: slot ``arrival x per_session + ordinal``
+    of the queue's units repeated round after round. Consecutive arrivals take consecutive slots, so
+    ``len(queue) x k / per_session`` of them cover every unit exactly k times, and one evaluator's slots are
+    distinct units when ``per_session <= len(queue)``."""
+    if not queue:
+        raise ValueError("the queue has no units")
+    return queue[(arrival * per_session + ordinal) % len(queue)]
 
 
 def register(store: Store, study: Study, items: Mapping[Path, ItemSet]) -> dict[str, int]:
-    """Register the units of every queued task (idempotent); returns how many were new, by task."""
-    return {task.id: store.add_queue_units(task.id, units(task, items, study.seed)) for task, _ in queued_tasks(study)}
+    """Register the units of every queued task (idempotent); returns how many were new, by task. Units whose item
+    (or a system's output) left the items file since are retired (:meth:`Store.add_queue_units`): the deal no
+    longer reaches them, so they would otherwise stay open slots for good."""
+    return {task.id: store.add_queue_units(task.id, units(task, items, study.seed), retire_missing=True)
+            for task, _ in queued_tasks(study)}
 
 
 def statuses(store: Store, study: Study) -> list[tuple[Any, QueueSpec, QueueStatus]]:
@@ -127,9 +164,11 @@ def fill(question: Question, unit: str, its: ItemSet, seed: int, arrival: int | 
 
 
 def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
-                   question: Question, progress: Progress | None = None) -> Question | None:
+                   question: Question, progress: Progress | None = None,
+                   questions: Sequence[Question] | None = None) -> Question | None:
     """A queued placeholder filled with the unit the session holds for it (``progress.claims``), or else with
-    one claimed now (:meth:`Store.claim`); None when the queue has nothing left for this evaluator.
+    one claimed now (:meth:`Store.claim`); None when the queue has nothing left for this evaluator. With the
+    session's plan (``questions``) and arrival, the claim prefers the unit :func:`deal` gives this question.
 
     A unit that no longer matches the items file (its item was removed, or a system's output; the study's data
     changed under it) is retired from the queue (:meth:`Store.retire_queue_unit`, logged) and another one is
@@ -139,12 +178,20 @@ def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], se
     spec = kind.queue_spec(task)
     assert spec is not None, f"task {task.id!r} has no queue"
     (path,) = kind.items_files(task)
-    arrival = arrival_of(session.meta) if study.rotates(task.kind) else None
+    arrived = arrival_of(session.meta)
+    arrival = arrived if study.rotates(task.kind) else None
     unit = progress.claims.get(task.id, {}).get(question.index) if progress is not None else None
+    prefer = None
+    if unit is None and arrived is not None and questions is not None:
+        mine = [q.index for q in questions if q.task == task.id and is_queued(q)]
+        queue = units(task, items, study.seed)
+        if question.index in mine and queue:
+            prefer = deal(queue, arrived, mine.index(question.index), len(mine))
     for _ in range(_RETIRE_TRIES):
         if unit is None:
             unit = store.claim(task.id, session.session_id, question.index, k=spec.k,
-                               expire_seconds=spec.claim_minutes * 60)
+                               expire_seconds=spec.claim_minutes * 60, prefer=prefer)
+            prefer = None  # (a retired unit's replacement is the least judged one)
         if unit is None:
             return None
         try:
@@ -172,7 +219,7 @@ def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], sess
             return step
         if hold is not None and hold(step):
             return step
-        filled = claim_question(store, study, items, session, step.question, progress)
+        filled = claim_question(store, study, items, session, step.question, progress, questions)
         if filled is not None:
             return replace(step, question=filled)
         store.finish_task(session.session_id, step.task.id)  # the queue has nothing left for this evaluator

@@ -325,11 +325,12 @@ def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
     from evalkit.queue import claim_question, is_queued, register
 
     register(store, loaded.study, loaded.item_sets)  # judgments_per_item tasks: their shared queue (idempotent)
-    for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets):
+    questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+    for q in questions:
         if q.kind not in ("compare", "score", "rank", "realfake"):
             continue
         if is_queued(q):  # as the survey does when the evaluator reaches it: claim an item, fill the question in
-            q = claim_question(store, loaded.study, loaded.item_sets, session, q)
+            q = claim_question(store, loaded.study, loaded.item_sets, session, q, questions=questions)
             if q is None:
                 continue
         if q.check is not None and q.check.type == "attention" and q.check.rule == "source" and q.kind == "compare":

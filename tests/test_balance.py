@@ -234,6 +234,28 @@ def test_sessions_get_arrival_numbers_in_creation_order(db_url: str) -> None:
         assert arrival_of(store.get_session(second.session_id).meta) == 1
 
 
+def test_sessions_started_at_once_get_distinct_consecutive_arrivals(db_url: str) -> None:
+    """Sixteen threads, each with its own store, start a session at the same instant: the count and the insert
+    take turns (PostgreSQL: an advisory lock to the commit), so no two share an arrival (the queue's deal and the
+    rotation rely on it)."""
+    import threading
+
+    barrier = threading.Barrier(16)
+    got: list[int] = []
+
+    def start() -> None:
+        with open_store(db_url) as own:
+            barrier.wait()
+            got.append(own.create_session(study_version="v").meta["arrival"])
+
+    threads = [threading.Thread(target=start) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(got) == list(range(16))
+
+
 # ----------------------------------------------------------------------------- the command line
 
 

@@ -13,7 +13,18 @@ from pathlib import Path
 import pytest
 
 from evalkit.config import ConfigError, open_study
-from evalkit.queue import is_full, is_queued, parse_unit, register, resolve_step, statuses, unit_key, units
+from evalkit.queue import (
+    claim_question,
+    deal,
+    is_full,
+    is_queued,
+    parse_unit,
+    register,
+    resolve_step,
+    statuses,
+    unit_key,
+    units,
+)
 from evalkit.sampling import plan
 from evalkit.store import open_store
 from evalkit.survey import finish_session
@@ -32,9 +43,10 @@ def open_queued(tmp: Path, block: str, **kw):
     return open_study(make_items_study(tmp, block, **kw))
 
 
-def answer(store, loaded, session, rng: random.Random) -> list[str]:
+def answer(store, loaded, session, rng: random.Random, pace: float = 0.0) -> list[str]:
     """Walk one evaluator through the study as the app does (resolve the step, answer it, again), returning the
-    units they judged; then finish the session."""
+    units they judged; then finish the session. ``pace``: pause up to that many seconds (seeded) before each
+    answer."""
     questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
     judged = []
     while True:
@@ -44,6 +56,8 @@ def answer(store, loaded, session, rng: random.Random) -> list[str]:
             break
         q = step.question
         assert not is_queued(q) and q.texts and q.input
+        if pace:
+            time.sleep(rng.uniform(0, pace))
         responses.record_choice(store, session, q, rng.choice(q.labels), 1000)
         judged.append(unit_key(q.review_ids[0], sorted(q.sources, key=["gpt4", "t5", "human"].index)))
     finish_session(store, loaded.study, session.session_id)
@@ -132,17 +146,15 @@ def test_claimed_item_is_filled_in_and_stays_the_same_on_a_rerun(tmp_path: Path)
         assert store.queue_status("help", 3).judged == 1
 
 
-def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path: Path, db_url: str) -> None:
+@pytest.mark.parametrize("pace", [0, 1, 2])
+def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path: Path, db_url: str,
+                                                                       pace: int) -> None:
     """Nine evaluators (3k, k = 3) in parallel threads, each with its own store connection, fill the queue of 12
-    units x 3 with their 4 questions each: no unit more than 3 times, never a unit twice for one evaluator.
-
-    Claiming is greedy (least-judged first, one claim at a time): when the last open slot is on a unit the
-    last evaluator already judged, that evaluator's task ends one question short and the slot waits for the
-    next evaluator. This happens on PostgreSQL in about a third of the runs, where claims run in parallel and
-    skip locked units, so the ninth evaluator's picks do not follow SQLite's strict order (it was the flaky
-    failure of this test). So: every slot is filled except those the queue could not give (the evaluators
-    who ended short had judged every unit still open), and one more evaluator then fills them; after that
-    every unit has exactly 3 judgments, the study is full and a further evaluator gets no queued question."""
+    units x 3 with their 4 questions each: every unit exactly 3 times, never a unit twice for one evaluator,
+    whatever the order in which their claims interleave (``pace``: a seeded random pause of up to 0, 1 or 2 ms
+    before each answer, so that the runs interleave differently). Then the study is full and a further evaluator
+    gets no queued question. (Greedy least-judged claiming alone left the last evaluator a question short in
+    about a third of the runs on PostgreSQL: see the next test.)"""
     loaded = open_queued(tmp_path, queued(PAIR, 3))
     url = db_url
     with open_store(url) as store:
@@ -157,7 +169,7 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
             with open_store(url) as store:
                 session = store.create_session(study_version=loaded.version, evaluator_name=f"e{n}")
                 barrier.wait()
-                judged[n] = answer(store, loaded, session, random.Random(n))
+                judged[n] = answer(store, loaded, session, random.Random(n), pace / 1000)
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -167,24 +179,13 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
     for t in threads:
         t.join(120)
     assert not errors, errors
-    assert len(judged) == 9 and all(len(set(units_)) == len(units_) for units_ in judged.values())  # never twice
+    assert len(judged) == 9 and all(len(units_) == len(set(units_)) == 4 for units_ in judged.values())
     counts = Counter(u for units_ in judged.values() for u in units_)
-    all_units = set(units(loaded.study.task("help"), loaded.item_sets, loaded.study.seed))
-    assert set(counts) <= all_units and max(counts.values()) <= 3
-    open_units = {u for u in all_units if counts[u] < 3}
-    short = [units_ for units_ in judged.values() if len(units_) < 4]
-    assert sum(3 - counts[u] for u in open_units) == sum(4 - len(units_) for units_ in short) <= 2
-    for units_ in short:  # the queue gave all it could: every unit still open was one this evaluator had judged
-        assert open_units <= set(units_), (open_units, units_)
+    assert set(counts) == set(units(loaded.study.task("help"), loaded.item_sets, loaded.study.seed))
+    assert set(counts.values()) == {3}
     with open_store(url) as store:
-        assert is_full(store, loaded.study) == (not open_units)
-        if open_units:  # the next evaluator takes the slots left
-            extra = store.create_session(study_version=loaded.version, evaluator_name="e9")
-            got = answer(store, loaded, extra, random.Random(9))
-            assert set(got) == open_units and len(got) == len(open_units)
-            counts.update(got)
-        assert set(counts) == all_units and set(counts.values()) == {3}
         assert len(store.answers(task="help")) == 36
+        assert sorted(s.meta["arrival"] for s in store.sessions()) == list(range(9))  # distinct, consecutive
         ((_, _, status),) = statuses(store, loaded.study)
         assert (status.judged, status.live, status.open_slots, status.full) == (36, 0, 0, True)
         assert status.judgments == {0: 0, 1: 0, 2: 0, 3: 12}
@@ -192,6 +193,48 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
         late = store.create_session(study_version=loaded.version, evaluator_name="late")
         assert answer(store, loaded, late, random.Random(99)) == []
         assert "help" in store.progress(late.session_id).finished
+
+
+#: An order of the 36 claims of 9 evaluators (evaluator n's next claim) in which greedy least-judged claiming
+#: leaves one evaluator short: found by simulating random orders (greedy fails about one in five; the deal none)
+GREEDY_FAILS = [1, 3, 7, 2, 1, 4, 8, 0, 4, 2, 8, 6, 8, 2, 3, 1, 7, 6, 1, 2, 3, 4, 7, 5, 5, 6, 5, 3, 6, 5, 0, 0, 0, 4,
+                8, 7]
+
+
+@pytest.mark.parametrize("dealt", [False, True])
+def test_the_deal_gives_exactly_k_where_greedy_claiming_leaves_an_evaluator_short(tmp_path: Path, dealt: bool) -> None:
+    """The same order of claims, through Store.claim: least-judged claiming alone ends with an open slot on a unit
+    the evaluator making the last claim already had; with the deal's ``prefer`` every claim gets a unit and every
+    unit gets exactly 3."""
+    loaded = open_queued(tmp_path, queued(PAIR, 3))
+    queue = units(loaded.study.task("help"), loaded.item_sets, loaded.study.seed)
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        sessions = [store.create_session(study_version=loaded.version, evaluator_name=f"e{n}") for n in range(9)]
+        assert [s.meta["arrival"] for s in sessions] == list(range(9))
+        made = Counter()
+        got: list[str | None] = []
+        for n in GREEDY_FAILS:
+            prefer = deal(queue, n, made[n], 4) if dealt else None
+            got.append(store.claim("help", sessions[n].session_id, made[n], k=3, expire_seconds=600,
+                                   prefer=prefer))
+            made[n] += 1
+        if dealt:
+            assert None not in got and set(Counter(got).values()) == {3} and len(Counter(got)) == 12
+        else:
+            assert got.count(None) == 1 and store.queue_status("help", 3).open_slots == 1
+
+
+def test_deal_covers_every_unit_k_times_over_consecutive_arrivals() -> None:
+    queue = [f"u{i}" for i in range(12)]
+    for first in (0, 5):  # (arrivals need not start at 0: sessions of other studies, trashed tests)
+        dealt = {a: [deal(queue, a, j, 4) for j in range(4)] for a in range(first, first + 9)}
+        assert all(len(set(units_)) == 4 for units_ in dealt.values())
+        assert set(Counter(u for units_ in dealt.values() for u in units_).values()) == {3}
+        assert len({u for units_ in dealt.values() for u in units_}) == 12
+    assert deal(queue, 0, 0, 4) == "u0" and deal(queue, 2, 3, 4) == "u11" and deal(queue, 3, 0, 4) == "u0"
+    with pytest.raises(ValueError, match="no units"):
+        deal([], 0, 0, 1)
 
 
 def test_a_claim_of_an_evaluator_who_left_goes_to_the_next_after_it_expires(tmp_path: Path) -> None:
@@ -268,22 +311,46 @@ def walk(store, loaded, session) -> list[str]:
 
 
 def test_items_removed_from_the_file_are_retired_not_shown(tmp_path: Path, db_url: str) -> None:
-    """The items file lost two items after the queue was registered: their units are retired when first met
-    (never an error on the evaluator's screen), every evaluator gets the remaining units, and the status counts
-    only those."""
+    """The items file lost two items after the queue was registered: the app's next start retires their units
+    (the deal no longer reaches them; left alone they would be open slots for good), every evaluator gets the
+    remaining units, and the status counts only those."""
     loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 2"), 1), n=4)
     with open_store(db_url) as store:
         register(store, loaded.study, loaded.item_sets)
-        items = tmp_path / "items.jsonl"
-        items.write_text("\n".join(line for line in items.read_text().splitlines()
-                                   if '"id": "r2"' not in line and '"id": "r3"' not in line) + "\n")
-        smaller = open_study(tmp_path / "config.toml")
-        assert register(store, smaller.study, smaller.item_sets) == {"help": 0}  # nothing new; r2, r3 linger
+        assert store.queue_status("help", 1).units == 4
+        smaller = open_study(shrink(tmp_path))
+        assert register(store, smaller.study, smaller.item_sets) == {"help": 0}  # nothing new; r2, r3 retired
+        assert store.queue_status("help", 1).units == 2
         first = walk(store, smaller, store.create_session(study_version=smaller.version, evaluator_name="a"))
         assert sorted(parse_unit(u)[0] for u in first) == ["r0", "r1"]
         status = store.queue_status("help", 1)
         assert (status.units, status.judged, status.full) == (2, 2, True)
         assert is_full(store, smaller.study)
+        register(store, loaded.study, loaded.item_sets)  # (an older process starting again: no unit comes back)
+        assert store.queue_status("help", 1).units == 2
+
+
+def shrink(tmp: Path) -> Path:
+    """Take items r2 and r3 out of the study's items file; the config's path."""
+    items = tmp / "items.jsonl"
+    items.write_text("\n".join(line for line in items.read_text().splitlines()
+                               if '"id": "r2"' not in line and '"id": "r3"' not in line) + "\n")
+    return tmp / "config.toml"
+
+
+def test_a_unit_met_whose_item_is_gone_is_retired_and_another_claimed(tmp_path: Path, db_url: str) -> None:
+    """A process whose items file lacks units another process registered (no register of its own since): a
+    claim that meets such a unit retires it (logged) and claims another, never an error on the screen."""
+    loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 2"), 1), n=4)
+    with open_store(db_url) as store:
+        register(store, loaded.study, loaded.item_sets)
+        smaller = open_study(shrink(tmp_path))
+        session = store.create_session(study_version=smaller.version, evaluator_name="a")
+        got = [claim_question(store, smaller.study, smaller.item_sets, session, q)  # (no plan given: no deal)
+               for q in plan(smaller.study, smaller.pools, session.seed, smaller.item_sets) if is_queued(q)]
+        assert sorted(q.review_ids[0] for q in got if q is not None) == ["r0", "r1"]
+        status = store.queue_status("help", 1)
+        assert status.units < 4 and status.live == 2
 
 
 def test_trashing_a_session_gives_its_units_back_and_restoring_takes_them_again(tmp_path: Path, db_url: str) -> None:

@@ -94,6 +94,36 @@ def test_a_session_never_gets_a_unit_twice_and_the_k_limit_holds(store: Store) -
     assert store.queue_status("t", 3).open_slots == 5 and not store.queue_status("t", 3).full
 
 
+def test_a_preferred_unit_is_claimed_when_it_has_room_else_the_least_judged(store: Store) -> None:
+    """``prefer`` (the queue's deal): that unit if it has fewer than k claims and the session never had it;
+    otherwise the least-judged pick, as without it. A rerun returns the question's claim whatever is preferred."""
+    store.add_queue_units("t", [f"u{i}" for i in range(4)])
+    a, b, c = new_sessions(store, 3)
+    assert store.claim("t", a, 0, k=2, expire_seconds=HOUR, prefer="u3") == "u3"  # not the least-judged u0
+    assert store.claim("t", a, 0, k=2, expire_seconds=HOUR, prefer="u1") == "u3"  # (a rerun: the same claim)
+    assert store.claim("t", b, 0, k=2, expire_seconds=HOUR, prefer="u3") == "u3"  # u3 now has its k = 2
+    assert store.claim("t", c, 0, k=2, expire_seconds=HOUR, prefer="u3") == "u0"  # full: the least judged
+    assert store.claim("t", a, 1, k=2, expire_seconds=HOUR, prefer="u3") == "u1"  # a had it (and it is full)
+    assert store.claim("t", b, 1, k=2, expire_seconds=HOUR, prefer="nope") == "u2"  # not a unit: least judged
+    assert claims_per_unit(store) == {"u3": 2, "u0": 1, "u1": 1, "u2": 1}
+    assert {r["unit"]: r["taken"] for r in store.table("queue_units")} == {"u0": 1, "u1": 1, "u2": 1, "u3": 2}
+
+
+def test_add_queue_units_can_retire_the_units_left_out(store: Store) -> None:
+    store.add_queue_units("t", ["a", "b", "c"])
+    (s,) = new_sessions(store, 1)
+    assert store.claim("t", s, 0, k=1, expire_seconds=HOUR, prefer="b") == "b"  # an unanswered claim of b
+    assert store.add_queue_units("t", ["a", "c", "d"]) == 1  # plain: b stays
+    assert store.queue_status("t", 1).units == 4
+    assert store.add_queue_units("t", ["a", "c", "d"], retire_missing=True) == 0  # the same list, remembered
+    assert store.queue_status("t", 1).units == 4
+    assert store.add_queue_units("t", ["c", "d"], retire_missing=True) == 0
+    status = store.queue_status("t", 1)
+    assert (status.units, status.live) == (2, 0)  # a and b retired; b's unanswered claim dropped
+    assert store.progress(s).claims == {}
+    assert store.claim("t", s, 0, k=1, expire_seconds=HOUR, prefer="b") == "c"  # never handed out again
+
+
 def test_a_claim_is_idempotent_per_question(store: Store) -> None:
     store.add_queue_units("t", ["u0", "u1", "u2"])
     a, b = new_sessions(store, 2)
@@ -276,6 +306,10 @@ def test_sqlite_plans_use_the_indexes(tmp_path: Path) -> None:
                     "claims c WHERE c.session_id = ? AND c.task = q.task AND c.unit = q.unit) ORDER BY taken, "
                     "position LIMIT 1", ("t", 3, "s"))
         assert "USING INDEX queue_units_pick" in pick and "TEMP B-TREE" not in pick, pick
+        dealt = plan("SELECT unit FROM queue_units q WHERE q.task = ? AND q.unit = ? AND q.taken < ? AND NOT EXISTS "
+                     "(SELECT 1 FROM claims c WHERE c.session_id = ? AND c.task = q.task AND c.unit = q.unit) "
+                     "LIMIT 1", ("t", "u", 3, "s"))
+        assert "SEARCH q USING INDEX sqlite_autoindex_queue_units_1 (task=? AND unit=?)" in dealt, dealt
         sweep = plan("UPDATE claims SET expired_at = ? WHERE task = ? AND expired_at IS NULL AND answered = 0 "
                      "AND claimed_at < ?", (1.0, "t", 0.0))
         assert "USING INDEX claims_sweep" in sweep, sweep
@@ -374,6 +408,32 @@ def test_the_last_slot_goes_to_exactly_one_of_many(store: Store, db_url: str) ->
         t.join(timeout=60)
     assert won.count("u0") == 1 and won.count(None) == len(racers) - 1
     assert claims_per_unit(store) == {"u0": 2}
+
+
+def test_racers_preferring_one_unit_fill_it_to_k_and_the_rest_go_to_the_least_judged(store: Store,
+                                                                                     db_url: str) -> None:
+    """Twelve claimers at once, all preferring u0 with k = 3: on PostgreSQL they wait for the unit's row
+    instead of skipping it (a deal's unit is meant for them), so u0 gets exactly 3 and the nine others each
+    get a unit by the least-judged pick (3, 2, 2, 2 over the four others); nothing is over k."""
+    store.add_queue_units("t", [f"u{i}" for i in range(5)])
+    racers = new_sessions(store, 12)
+    barrier = threading.Barrier(len(racers))
+    won: list[str | None] = [None] * len(racers)
+
+    def race(n: int) -> None:
+        with open_store(db_url) as own:
+            barrier.wait()
+            won[n] = own.claim("t", racers[n], 0, k=3, expire_seconds=HOUR, prefer="u0")
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(len(racers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert None not in won and won.count("u0") == 3
+    per_unit = claims_per_unit(store)
+    assert per_unit["u0"] == 3 and sorted(per_unit[u] for u in ("u1", "u2", "u3", "u4")) == [2, 2, 2, 3]
+    assert {r["unit"]: r["taken"] for r in store.table("queue_units")} == per_unit  # least judged first
 
 
 def test_claims_releases_and_expiries_racing_keep_the_counts_true(store: Store, db_url: str) -> None:

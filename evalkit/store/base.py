@@ -563,10 +563,11 @@ class Store(abc.ABC):
 
         ``meta`` gets ``arrival``: the number of sessions stored before this one (0, 1, 2, ...; trashed ones
         included), counted inside the same write transaction, which keys the balanced display orders of
-        :mod:`evalkit.balance`. SQLite's write transactions take turns, so arrivals there are distinct; on
-        PostgreSQL two sessions started at the same instant can read the same count and share an arrival
-        (rare; it only makes the balance a little less exact, nothing breaks). A session deleted for good
-        lowers the count, so a later one may repeat an arrival, with the same small effect.
+        :mod:`evalkit.balance` and the deal of the k-per-item queue (:func:`evalkit.queue.deal`). Starts take
+        turns on the count (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: an advisory lock held to the commit,
+        :meth:`_lock_arrivals`), so sessions started at the same instant get distinct, consecutive arrivals.
+        A session deleted for good lowers the count, so a later one may repeat an arrival (the balance and
+        the deal are then a little less exact; nothing breaks).
         """
         if seed is None:
             seed = secrets.randbits(32)
@@ -584,6 +585,7 @@ class Store(abc.ABC):
                 earlier = self._find(conn, row["external_id"])
                 if earlier is not None:
                     raise ParticipantHasSession(earlier)
+            self._lock_arrivals(conn)
             arrival = int(self._exec(conn, "SELECT COUNT(*) AS n FROM sessions").fetchone()["n"])
             row["meta"] = json.dumps({**dict(meta or {}), "arrival": arrival}, sort_keys=True)
             self._exec(conn, f"INSERT INTO sessions ({', '.join(COLUMNS['sessions'])}) VALUES "
@@ -593,6 +595,10 @@ class Store(abc.ABC):
 
     def _lock_participant(self, conn: Any, external_id: str) -> None:  # noqa: B027 - SQLite's BEGIN IMMEDIATE does it
         """Inside a write transaction: make concurrent starts of one participant take turns."""
+
+    def _lock_arrivals(self, conn: Any) -> None:  # noqa: B027 - SQLite's BEGIN IMMEDIATE does it
+        """Inside a write transaction: make session starts take turns from counting the sessions to the commit,
+        so that no two sessions get the same arrival."""
 
     @retried
     def get_session(self, session_id: object) -> Session | None:
@@ -1058,13 +1064,15 @@ class Store(abc.ABC):
     #: What makes reading a session's row lock it against the session's other writes (PostgreSQL: a row lock).
     _session_lock = ""
 
-    def add_queue_units(self, task: str, units: Sequence[str]) -> int:
+    def add_queue_units(self, task: str, units: Sequence[str], *, retire_missing: bool = False) -> int:
         """Register ``task``'s queue units (opaque keys), in the order given; returns how many were new.
 
         Idempotent: a unit already registered keeps its first position; a unit given twice counts once. One
         write transaction (PostgreSQL: ``COPY``). The app calls this once per process at start: a list found
         whole in the queue is remembered by its SHA-256 (setting ``queue:<task>``), so the next call with the
         same list reads one setting and writes nothing (100,000 units: a hash of the list, not a read of them).
+        ``retire_missing``: registered units not in ``units`` are retired in the same transaction (as
+        :meth:`retire_queue_unit` does: their items left the items file).
         """
         if not isinstance(task, str) or not task:
             raise ValueError("task must be a non-empty string")
@@ -1074,15 +1082,19 @@ class Store(abc.ABC):
         if not wanted:
             return 0
         key, digest = f"queue:{task}", hashlib.sha256(json.dumps(wanted).encode()).hexdigest()
-        have = "SELECT unit FROM queue_units WHERE task = ?"
+        have = "SELECT unit, taken FROM queue_units WHERE task = ?"
         with self._conn() as conn:
             row = self._exec(conn, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
             if row is not None and row["value"] == digest:
                 return 0
         with self._write() as conn:
             self._lock_queue(conn, task)
-            known = {r["unit"] for r in self._exec(conn, have, (task,))}
-            new = [u for u in wanted if u not in known]
+            stored = {r["unit"]: r["taken"] for r in self._exec(conn, have, (task,))}
+            new = [u for u in wanted if u not in stored]
+            if retire_missing:
+                keep = set(wanted)
+                for unit in sorted(u for u, taken in stored.items() if u not in keep and taken < RETIRED):
+                    self._retire(conn, task, unit)
             if new:
                 top = self._exec(conn, "SELECT coalesce(max(position), -1) AS p FROM queue_units WHERE task = ?",
                                  (task,)).fetchone()["p"]
@@ -1093,7 +1105,7 @@ class Store(abc.ABC):
 
     @retried
     def claim(self, task: str, session_id: str, question_index: int, *, k: int, expire_seconds: float,
-              now: float | None = None) -> str | None:
+              now: float | None = None, prefer: str | None = None) -> str | None:
         """The unit of ``task``'s queue this session judges as its question ``question_index``, or None when no
         unit is left for it (every unit has ``k`` live or answered claims, or it has judged the others).
 
@@ -1107,8 +1119,10 @@ class Store(abc.ABC):
            expired. An answered claim never expires. An answer stored after its claim expired (or, on
            PostgreSQL, committed while a sweep that did not see it yet ran) makes the claim live again at
            the session's next claim.
-        3. The least-judged unit (fewest live and answered claims, ``queue_units.taken``; ties: registration
-           order) with fewer than ``k`` claims that this session never claimed (even expired) is claimed.
+        3. ``prefer`` (the unit the queue's deal gives this question, :func:`evalkit.queue.deal`) is claimed if
+           it has fewer than ``k`` claims and this session never claimed it (even expired); otherwise the
+           least-judged unit (fewest live and answered claims, ``queue_units.taken``; ties: registration
+           order) that meets the same two conditions.
 
         Atomicity. SQLite: the transaction is ``BEGIN IMMEDIATE``, so claims take turns. PostgreSQL: claims
         run in parallel (their commits share the disk's flushes) on row locks. The session's row is locked
@@ -1160,30 +1174,39 @@ class Store(abc.ABC):
             if abs(at - swept.get(task, -math.inf)) >= self.sweep_every and self._try_lock_queue(conn, task):
                 self._sweep(conn, task, at - float(expire_seconds), at)
                 swept[task] = at
-            unit = self._pick(conn, task, session_id, k)
+            unit = None if prefer is None else self._pick(conn, task, session_id, k, only=prefer)
+            if unit is None:
+                unit = self._pick(conn, task, session_id, k)
             if unit is not None:
                 self._exec(conn, "INSERT INTO claims (session_id, task, unit, question_index, claimed_at, "
                                  "expired_at, answered) VALUES (?, ?, ?, ?, ?, NULL, 0)",
                            (session_id, task, unit, question_index, at))
         return unit
 
-    def _pick(self, conn: Any, task: str, session_id: str, k: int, patience: float = 1.0) -> str | None:
-        """Take one slot of the least-judged unit with room that the session never claimed (see :meth:`claim`)."""
+    def _pick(self, conn: Any, task: str, session_id: str, k: int, patience: float = 1.0,
+              only: str | None = None) -> str | None:
+        """Take one slot of the least-judged unit with room that the session never claimed (see :meth:`claim`);
+        with ``only``, of that unit or none. A unit with room that another transaction holds is waited for (it
+        is passed over while locked and looked at again a few milliseconds later, for at most ``patience``
+        seconds): the pick never waits for a row lock inside the database."""
         never = ("NOT EXISTS (SELECT 1 FROM claims c WHERE c.session_id = ? AND c.task = q.task AND "
                  "c.unit = q.unit)")
+        if only is None:  # (the index (task, taken, position) walked in order)
+            which, args, order = "q.task = ?", (task,), " ORDER BY q.taken, q.position"
+        else:  # (the primary key)
+            which, args, order = "q.task = ? AND q.unit = ?", (task, only), ""
         pick = (f"UPDATE queue_units SET taken = taken + 1 WHERE task = ? AND unit = (SELECT q.unit FROM queue_units"
-                f" q WHERE q.task = ? AND q.taken < ? AND {never} ORDER BY q.taken, q.position LIMIT 1"
-                f"{self._pick_lock}) RETURNING unit")
+                f" q WHERE {which} AND q.taken < ? AND {never}{order} LIMIT 1{self._pick_lock}) RETURNING unit")
         deadline = time.monotonic() + patience
         while True:
-            row = self._exec(conn, pick, (task, task, k, session_id)).fetchone()
+            row = self._exec(conn, pick, (task, *args, k, session_id)).fetchone()
             if row is not None:
                 return row["unit"]
             if not self._pick_lock or time.monotonic() > deadline:
                 return None
             # nothing unlocked: is a unit with room there at all (locked by a transaction not committed yet)?
-            if self._exec(conn, f"SELECT 1 AS x FROM queue_units q WHERE q.task = ? AND q.taken < ? AND {never} "
-                                "LIMIT 1", (task, k, session_id)).fetchone() is None:
+            if self._exec(conn, f"SELECT 1 AS x FROM queue_units q WHERE {which} AND q.taken < ? AND {never} "
+                                "LIMIT 1", (*args, k, session_id)).fetchone() is None:
                 return None
             time.sleep(0.003)
 
@@ -1250,9 +1273,13 @@ class Store(abc.ABC):
         dropped, so their sessions claim another unit for those questions. Answers to it stay stored."""
         with self._write() as conn:
             self._lock_queue(conn, task)
-            self._exec(conn, "UPDATE queue_units SET taken = ? WHERE task = ? AND unit = ?", (RETIRED, task, unit))
-            self._exec(conn, f"DELETE FROM claims WHERE task = ? AND unit = ? AND NOT {_answered('claims')}",
-                       (task, unit))
+            self._retire(conn, task, unit)
+
+    def _retire(self, conn: Any, task: str, unit: str) -> None:
+        """Inside a write transaction, the task's queue locked: see :meth:`retire_queue_unit`."""
+        self._exec(conn, "UPDATE queue_units SET taken = ? WHERE task = ? AND unit = ?", (RETIRED, task, unit))
+        self._exec(conn, f"DELETE FROM claims WHERE task = ? AND unit = ? AND NOT {_answered('claims')}",
+                   (task, unit))
 
     def _release(self, conn: Any, session_id: str, *, answered_too: bool = False, at: float | None = None) -> int:
         """Inside a write transaction, the session's row locked: expire the session's live claims (unanswered

@@ -91,6 +91,8 @@ V1_TABLES = (
 SCHEMA_LOCK = 0x65766B31  # "evk1"
 #: The first key of the per-task queue locks (the two-key form: a key space apart from the one-key locks above).
 QUEUE_LOCK = 0x65766B71  # "evkq"
+#: Taken (transaction-scoped) by a session start: arrivals are counted one start at a time.
+ARRIVAL_LOCK = 0x65766B61  # "evka"
 _TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "text": "TEXT", "category": "TEXT"}
 _ID_TABLES = ("evaluations", "ratings", "admin_log")
 #: libpq's words for a server that is not (yet) there, as opposed to one that refused the credentials or the
@@ -318,6 +320,11 @@ class PostgresStore(Store):
 
     def _lock_participant(self, conn: psycopg.Connection, external_id: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (external_id,))
+
+    def _lock_arrivals(self, conn: psycopg.Connection) -> None:
+        """Session starts take turns from the count to the commit (one session start holds it for one commit's
+        flush, a few milliseconds); always taken after a participant's lock, never before."""
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (ARRIVAL_LOCK,))
 
     #: The pick locks the unit it takes; a unit another claim holds is passed over (see Store.claim).
     _pick_lock = " FOR UPDATE OF q SKIP LOCKED"
