@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,8 +57,8 @@ log = logging.getLogger("evalkit.queue")
 #: how many units in a row may fail to match the items file before a claim gives up (see claim_question)
 _RETIRE_TRIES = 50
 
-__all__ = ["claim_question", "deal", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks", "register",
-           "resolve_step", "statuses", "summary", "unit_key", "units"]
+__all__ = ["claim_question", "deal", "dealt_questions", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks",
+           "register", "resolve_step", "statuses", "summary", "unit_key", "units"]
 
 
 def unit_key(item_id: str, systems: Sequence[str]) -> str:
@@ -91,19 +92,22 @@ def units(task: Any, items: Mapping[Path, ItemSet], study_seed: int) -> list[str
     (path,) = kind.items_files(task)
     its = items[path]
     key = (id(task), id(its), study_seed)
-    hit = _UNITS.get(key)
+    with _UNITS_LOCK:
+        hit = _UNITS.get(key)
     if hit is not None and hit[0] is task and hit[1] is its:
         return hit[2]
     keys = [unit_key(its[p].id, combo) for combo in kind.combos(task, items) for p in its.candidates(combo)]
     found = shuffle(keys, Mulberry32(derive_seed("evalkit-queue", task.id, study_seed)))
-    if len(_UNITS) >= 64:  # (a study reloaded many times in one process: forget the oldest)
-        _UNITS.pop(next(iter(_UNITS)))
-    _UNITS[key] = (task, its, found)  # (task and its kept alive: their ids cannot be reused meanwhile)
+    with _UNITS_LOCK:  # (Streamlit's script threads share this cache)
+        if len(_UNITS) >= 64:  # (a study reloaded many times in one process: forget the oldest)
+            _UNITS.pop(next(iter(_UNITS)))
+        _UNITS[key] = (task, its, found)  # (task and its kept alive: their ids cannot be reused meanwhile)
     return found
 
 
 #: units() by (id(task), id(items file), study seed)
 _UNITS: dict[tuple[int, int, int], tuple[Any, ItemSet, list[str]]] = {}
+_UNITS_LOCK = threading.Lock()
 
 
 def deal(queue: Sequence[str], arrival: int, ordinal: int, per_session: int) -> str:
@@ -119,8 +123,9 @@ def deal(queue: Sequence[str], arrival: int, ordinal: int, per_session: int) -> 
 
 def register(store: Store, study: Study, items: Mapping[Path, ItemSet]) -> dict[str, int]:
     """Register the units of every queued task (idempotent); returns how many were new, by task. Units whose item
-    (or a system's output) left the items file since are retired (:meth:`Store.add_queue_units`): the deal no
-    longer reaches them, so they would otherwise stay open slots for good."""
+    (or a system's output) left the items file since are retired, and retired ones that are back are taken back
+    (:meth:`Store.add_queue_units` with ``retire_missing``): the deal no longer reaches units that are not in
+    the file, so they would otherwise stay open slots for good."""
     return {task.id: store.add_queue_units(task.id, units(task, items, study.seed), retire_missing=True)
             for task, _ in queued_tasks(study)}
 
@@ -163,6 +168,25 @@ def fill(question: Question, unit: str, its: ItemSet, seed: int, arrival: int | 
                    texts=tuple(item.outputs[s] for s in order), input=item.input or None, title=item.title)
 
 
+def dealt_questions(study: Study, questions: Sequence[Question], task_id: str) -> list[int]:
+    """The plan indexes of ``task_id``'s queued questions that an evaluator reaches: every one, or with a
+    ``[study.session] questions`` limit those before the limit, counting judgments (tutorial questions do not
+    count, as in :func:`evalkit.survey.judged`) over the plan in the study's task order. The deal gives each
+    evaluator this many slots, so that evaluators who stop at the limit leave no slot behind. (Exact when the
+    tasks before this one have a fixed number of questions; a ``max_minutes`` limit cannot be foreseen.)"""
+    limit = study.session.questions
+    order = {t.id: n for n, t in enumerate(study.tasks)}
+    made, mine = 0, []
+    for q in sorted(questions, key=lambda q: (order.get(q.task, len(order)), q.index)):
+        if limit is not None and made >= limit:
+            break
+        if q.task == task_id and is_queued(q):
+            mine.append(q.index)
+        if q.check is None or q.check.type != "tutorial":
+            made += 1
+    return mine
+
+
 def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], session: Session,
                    question: Question, progress: Progress | None = None,
                    questions: Sequence[Question] | None = None) -> Question | None:
@@ -183,7 +207,7 @@ def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], se
     unit = progress.claims.get(task.id, {}).get(question.index) if progress is not None else None
     prefer = None
     if unit is None and arrived is not None and questions is not None:
-        mine = [q.index for q in questions if q.task == task.id and is_queued(q)]
+        mine = dealt_questions(study, questions, task.id)
         queue = units(task, items, study.seed)
         if question.index in mine and queue:
             prefer = deal(queue, arrived, mine.index(question.index), len(mine))

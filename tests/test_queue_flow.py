@@ -16,6 +16,7 @@ from evalkit.config import ConfigError, open_study
 from evalkit.queue import (
     claim_question,
     deal,
+    dealt_questions,
     is_full,
     is_queued,
     parse_unit,
@@ -225,6 +226,37 @@ def test_the_deal_gives_exactly_k_where_greedy_claiming_leaves_an_evaluator_shor
             assert got.count(None) == 1 and store.queue_status("help", 3).open_slots == 1
 
 
+def test_with_a_questions_limit_the_deal_gives_each_evaluator_only_what_they_reach(tmp_path: Path) -> None:
+    """``[study.session] questions = 2`` with 4 queued questions in the plan: each evaluator stops after 2, so
+    the deal gives 2 slots each (the plan's first two queued questions), and 18 evaluators (12 units x 3 / 2)
+    fill every unit exactly 3 times; dealing 4 slots each would leave units at 0 that later arrivals could only
+    reach through the greedy pick."""
+    loaded = open_queued(tmp_path, queued(PAIR, 3), extra="\n[study.session]\nquestions = 2\n")
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        got = []
+        for n in range(18):
+            session = store.create_session(study_version=loaded.version, evaluator_name=f"e{n}")
+            questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
+            queued_ = [q.index for q in questions if is_queued(q)]
+            assert len(queued_) == 4 and dealt_questions(loaded.study, questions, "help") == queued_[:2]
+            units_ = answer(store, loaded, session, random.Random(n))
+            assert len(units_) == len(set(units_)) == 2
+            got += units_
+        assert set(Counter(got).values()) == {3} and len(Counter(got)) == 12
+        assert is_full(store, loaded.study)
+
+
+def test_dealt_questions_count_judgments_in_task_order_without_the_tutorial(tmp_path: Path) -> None:
+    block = queued(PAIR, 3, 'tutorial = ["gold0"]\nattention_checks = ["gold1"]\n')
+    loaded = open_queued(tmp_path, block, gold=2, extra="\n[study.session]\nquestions = 3\n")
+    questions = plan(loaded.study, loaded.pools, 11, loaded.item_sets)
+    counted = [q for q in questions if q.check is None or q.check.type != "tutorial"][:3]  # what the limit reaches
+    assert dealt_questions(loaded.study, questions, "help") == [q.index for q in counted if is_queued(q)]
+    unlimited = open_queued(tmp_path / "all", block, gold=2)
+    assert dealt_questions(unlimited.study, questions, "help") == [q.index for q in questions if is_queued(q)]
+
+
 def test_deal_covers_every_unit_k_times_over_consecutive_arrivals() -> None:
     queue = [f"u{i}" for i in range(12)]
     for first in (0, 5):  # (arrivals need not start at 0: sessions of other studies, trashed tests)
@@ -313,7 +345,7 @@ def walk(store, loaded, session) -> list[str]:
 def test_items_removed_from_the_file_are_retired_not_shown(tmp_path: Path, db_url: str) -> None:
     """The items file lost two items after the queue was registered: the app's next start retires their units
     (the deal no longer reaches them; left alone they would be open slots for good), every evaluator gets the
-    remaining units, and the status counts only those."""
+    remaining units, and the status counts only those. When the items come back, so do their units."""
     loaded = open_queued(tmp_path, queued(PAIR.replace("questions = 4", "questions = 2"), 1), n=4)
     with open_store(db_url) as store:
         register(store, loaded.study, loaded.item_sets)
@@ -326,8 +358,9 @@ def test_items_removed_from_the_file_are_retired_not_shown(tmp_path: Path, db_ur
         status = store.queue_status("help", 1)
         assert (status.units, status.judged, status.full) == (2, 2, True)
         assert is_full(store, smaller.study)
-        register(store, loaded.study, loaded.item_sets)  # (an older process starting again: no unit comes back)
-        assert store.queue_status("help", 1).units == 2
+        register(store, loaded.study, loaded.item_sets)  # the items are back in the file: so are their units
+        status = store.queue_status("help", 1)
+        assert (status.units, status.judged, status.open_slots) == (4, 2, 2)
 
 
 def shrink(tmp: Path) -> Path:

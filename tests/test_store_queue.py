@@ -115,13 +115,18 @@ def test_add_queue_units_can_retire_the_units_left_out(store: Store) -> None:
     assert store.claim("t", s, 0, k=1, expire_seconds=HOUR, prefer="b") == "b"  # an unanswered claim of b
     assert store.add_queue_units("t", ["a", "c", "d"]) == 1  # plain: b stays
     assert store.queue_status("t", 1).units == 4
-    assert store.add_queue_units("t", ["a", "c", "d"], retire_missing=True) == 0  # the same list, remembered
-    assert store.queue_status("t", 1).units == 4
-    assert store.add_queue_units("t", ["c", "d"], retire_missing=True) == 0
+    # the same list, now retiring: not skipped for the plain call's remembered hash; b retired, its claim dropped
+    assert store.add_queue_units("t", ["a", "c", "d"], retire_missing=True) == 0
     status = store.queue_status("t", 1)
-    assert (status.units, status.live) == (2, 0)  # a and b retired; b's unanswered claim dropped
+    assert (status.units, status.live) == (3, 0)
+    assert store.add_queue_units("t", ["a", "c", "d"], retire_missing=True) == 0  # remembered: nothing changes
+    assert store.add_queue_units("t", ["c", "d"], retire_missing=True) == 0
+    assert store.queue_status("t", 1).units == 2  # a retired too
     assert store.progress(s).claims == {}
-    assert store.claim("t", s, 0, k=1, expire_seconds=HOUR, prefer="b") == "c"  # never handed out again
+    assert store.claim("t", s, 0, k=1, expire_seconds=HOUR, prefer="b") == "c"  # not handed out while retired
+    assert store.add_queue_units("t", ["a", "b", "c", "d"], retire_missing=True) == 0  # the file has them again:
+    assert {r["unit"]: r["taken"] for r in store.table("queue_units")} == {"a": 0, "b": 0, "c": 1, "d": 0}  # back
+    assert store.claim("t", s, 1, k=1, expire_seconds=HOUR, prefer="b") == "b"
 
 
 def test_a_claim_is_idempotent_per_question(store: Store) -> None:
@@ -310,6 +315,8 @@ def test_sqlite_plans_use_the_indexes(tmp_path: Path) -> None:
                      "(SELECT 1 FROM claims c WHERE c.session_id = ? AND c.task = q.task AND c.unit = q.unit) "
                      "LIMIT 1", ("t", "u", 3, "s"))
         assert "SEARCH q USING INDEX sqlite_autoindex_queue_units_1 (task=? AND unit=?)" in dealt, dealt
+        retire = plan("DELETE FROM claims WHERE task = ? AND unit = ? AND expired_at IS NULL", ("t", "u"))
+        assert "USING INDEX claims_unit" in retire, retire
         sweep = plan("UPDATE claims SET expired_at = ? WHERE task = ? AND expired_at IS NULL AND answered = 0 "
                      "AND claimed_at < ?", (1.0, "t", 0.0))
         assert "USING INDEX claims_sweep" in sweep, sweep

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -80,6 +80,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # the answers to check questions, for :meth:`Store.check_answers` (the analysis): a partial index holds only
     # them, so finding them is a lookup instead of a scan of every answer (0.15 s per million answers)
     7: ("CREATE INDEX IF NOT EXISTS evaluations_checks ON evaluations (id) WHERE check_type IS NOT NULL",),
+    # a unit's claims (retiring a unit, taking a retired one back): a lookup instead of a scan of every claim
+    8: ("CREATE INDEX IF NOT EXISTS claims_unit ON claims (task, unit)",),
 }
 TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
           "participants", "check_tries", "queue_units", "claims")
@@ -1071,8 +1073,11 @@ class Store(abc.ABC):
         write transaction (PostgreSQL: ``COPY``). The app calls this once per process at start: a list found
         whole in the queue is remembered by its SHA-256 (setting ``queue:<task>``), so the next call with the
         same list reads one setting and writes nothing (100,000 units: a hash of the list, not a read of them).
-        ``retire_missing``: registered units not in ``units`` are retired in the same transaction (as
-        :meth:`retire_queue_unit` does: their items left the items file).
+        ``retire_missing`` (the app's call: ``units`` is the whole queue as the items file has it now): registered
+        units not in ``units`` are retired in the same transaction (as :meth:`retire_queue_unit` does: their
+        items left the file, or the task's systems changed), and retired units that are in ``units`` again are
+        taken back, their count recomputed from their live and answered claims. So a file that was briefly
+        wrong, or a config changed and changed back, loses nothing for good.
         """
         if not isinstance(task, str) or not task:
             raise ValueError("task must be a non-empty string")
@@ -1081,7 +1086,8 @@ class Store(abc.ABC):
             raise ValueError("queue units must be non-empty strings")
         if not wanted:
             return 0
-        key, digest = f"queue:{task}", hashlib.sha256(json.dumps(wanted).encode()).hexdigest()
+        key = f"queue:{task}"
+        digest = hashlib.sha256(json.dumps([retire_missing, wanted]).encode()).hexdigest()
         have = "SELECT unit, taken FROM queue_units WHERE task = ?"
         with self._conn() as conn:
             row = self._exec(conn, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
@@ -1095,6 +1101,10 @@ class Store(abc.ABC):
                 keep = set(wanted)
                 for unit in sorted(u for u, taken in stored.items() if u not in keep and taken < RETIRED):
                     self._retire(conn, task, unit)
+                back = sorted(u for u in keep if stored.get(u, 0) >= RETIRED)
+                self._exec_many(conn, "UPDATE queue_units SET taken = (SELECT COUNT(*) FROM claims c WHERE c.task = "
+                                      "queue_units.task AND c.unit = queue_units.unit AND c.expired_at IS NULL) "
+                                      "WHERE task = ? AND unit = ?", [(task, u) for u in back])
             if new:
                 top = self._exec(conn, "SELECT coalesce(max(position), -1) AS p FROM queue_units WHERE task = ?",
                                  (task,)).fetchone()["p"]
@@ -1188,7 +1198,7 @@ class Store(abc.ABC):
         """Take one slot of the least-judged unit with room that the session never claimed (see :meth:`claim`);
         with ``only``, of that unit or none. A unit with room that another transaction holds is waited for (it
         is passed over while locked and looked at again a few milliseconds later, for at most ``patience``
-        seconds): the pick never waits for a row lock inside the database."""
+        seconds): the pick itself never waits for a row lock inside the database."""
         never = ("NOT EXISTS (SELECT 1 FROM claims c WHERE c.session_id = ? AND c.task = q.task AND "
                  "c.unit = q.unit)")
         if only is None:  # (the index (task, taken, position) walked in order)
@@ -1268,18 +1278,20 @@ class Store(abc.ABC):
 
     @retried
     def retire_queue_unit(self, task: str, unit: str) -> None:
-        """Take a unit out of ``task``'s queue for good (its item left the items file, or its systems the task):
-        it is never handed out again and no longer counted by :meth:`queue_status`; unanswered claims of it are
+        """Take a unit out of ``task``'s queue (its item left the items file, or its systems the task): it is not
+        handed out and not counted by :meth:`queue_status` until ``add_queue_units(..., retire_missing=True)``
+        finds it in the list again; unanswered claims of it are
         dropped, so their sessions claim another unit for those questions. Answers to it stay stored."""
         with self._write() as conn:
             self._lock_queue(conn, task)
             self._retire(conn, task, unit)
 
     def _retire(self, conn: Any, task: str, unit: str) -> None:
-        """Inside a write transaction, the task's queue locked: see :meth:`retire_queue_unit`."""
-        self._exec(conn, "UPDATE queue_units SET taken = ? WHERE task = ? AND unit = ?", (RETIRED, task, unit))
+        """Inside a write transaction, the task's queue locked: see :meth:`retire_queue_unit`. The claims go
+        first, then the unit's row: the order in which a claim's revival locks them (no deadlock)."""
         self._exec(conn, f"DELETE FROM claims WHERE task = ? AND unit = ? AND NOT {_answered('claims')}",
                    (task, unit))
+        self._exec(conn, "UPDATE queue_units SET taken = ? WHERE task = ? AND unit = ?", (RETIRED, task, unit))
 
     def _release(self, conn: Any, session_id: str, *, answered_too: bool = False, at: float | None = None) -> int:
         """Inside a write transaction, the session's row locked: expire the session's live claims (unanswered
