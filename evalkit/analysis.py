@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from .config import LoadedStudy
     from .items import ItemSet
+    from .tasks.base import TaskKind
 
 __all__ = [
     "CERA_COLUMNS",
@@ -937,13 +938,17 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
     ev = ev if keep.all() else ev[keep.to_numpy()]
     keep = rt["session_id"].isin(included["session_id"])
     rt = rt if keep.all() else rt[keep.to_numpy()]
-    # The evaluator table does not depend on the tasks' results: computed on a second thread meanwhile (most of
-    # both is NumPy, which releases the GIL; 0.2-0.25 s of 1.2 s at a million answers)
-    with ThreadPoolExecutor(1) as pool:
+    # The tasks' results, the evaluator table and the Bradley-Terry across tasks do not depend on each other (the
+    # last only on the pairwise tasks' results): computed on two pool threads and this one, most of each in NumPy,
+    # which releases the GIL. The pairwise tasks are submitted first, so this thread fits the bootstrap across
+    # tasks (0.3-0.6 s at a million answers) while the pool does the other tasks and the evaluator table.
+    with ThreadPoolExecutor(2) as pool:
+        jobs = _task_results(frames, ev, rt, options, items, pool)
         quality = pool.submit(quality_signals, frames.sessions, frames.evaluations, frames.ratings, options.fast_ms)
-        results = _task_results(frames, ev, rt, options, items)
-        pairwise = [r for r in results if r.kind == "pairwise"]
+        pairwise = [r for kind, job in jobs if kind == "pairwise" and (r := job.result()) is not None
+                    and r.kind == "pairwise"]
         across = [all_pairs(pairwise, options)] if pairwise else []
+        results = [r for _, job in jobs if (r := job.result()) is not None]
         quality_table = quality.result().merge(checked, on="session_id", how="left")
     titles = [s.get("title", "") for s in frames.studies.values()]
     return Report(
@@ -959,20 +964,21 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
 
 
 def _task_results(frames: Frames, ev: pd.DataFrame, rt: pd.DataFrame, options: Options,
-                  items: Mapping[str, ItemSet] | None) -> list[TaskResult]:
-    """Every task's results by its kind (the included answers ``ev`` and ratings ``rt``)."""
-    results: list[TaskResult] = []
-    for t in tasks_of(frames):
+                  items: Mapping[str, ItemSet] | None, pool: Executor) -> list[tuple[str, Future[Any]]]:
+    """Every task's results by its kind (the included answers ``ev`` and ratings ``rt``), computed on ``pool``:
+    (kind, future of the result or None) in task order; the pairwise tasks are submitted first."""
+    jobs: list[tuple[int, str, Any, TaskKind, TaskContext]] = []
+    for n, t in enumerate(tasks_of(frames)):
         kind = KINDS.get(t["kind"])
         if kind is None:
             continue
         given = None if items is None else items.get(t["id"])
         note = ("the study's items files were not given to the analysis" if items is None else
                 "the task's items file is not in the study's config" if given is None else "")
-        result = kind.results(ev, t, TaskContext(options, given, note, rt))
-        if result is not None:
-            results.append(result)
-    return results
+        jobs.append((n, t["kind"], t, kind, TaskContext(options, given, note, rt)))
+    futures = {n: pool.submit(kind.results, ev, t, context)
+               for n, _, t, kind, context in sorted(jobs, key=lambda job: job[1] != "pairwise")}
+    return [(name, futures[n]) for n, name, *_ in jobs]
 
 
 # ----------------------------------------------------------------------------- exports
