@@ -317,8 +317,10 @@ def participant_statuses(participants: Sequence[Participant], sessions: Sequence
 
 
 def statuses_of(store: Store) -> list[ParticipantStatus]:
-    """:func:`participant_statuses` of everything stored."""
-    return participant_statuses(store.participants(), store.sessions())
+    """:func:`participant_statuses` of everything stored. The sessions are read only when somebody is invited
+    (the results page asks on every render: an open study of 20,000 sessions would read them all, 0.6 s)."""
+    participants = store.participants()
+    return participant_statuses(participants, store.sessions()) if participants else []
 
 
 def status_counts(statuses: Sequence[ParticipantStatus]) -> dict[str, int]:

@@ -124,7 +124,8 @@ def _short(session_id: str) -> str:
 @dataclass(frozen=True)
 class View:
     """What the page shows for one report, prepared once: the report, its charts as Vega-Lite dicts, the
-    evaluator table formatted for display and the evaluator picker's labels."""
+    evaluator table formatted for display (its text already made safe for a spreadsheet, :func:`csv_safe`) and
+    the evaluator picker's labels."""
 
     report: Report
     specs: dict[str, dict]
@@ -164,8 +165,10 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}
-    return View(report, charts.report_specs(report, zone), q.drop(columns=["session_id", "completed"]), labels,
-                latex_table(report), results_csv(report), zone)
+    # made safe for a spreadsheet here, once per report (Streamlit's table download writes cells as they are;
+    # evaluators type names and ids), not on every render (0.2 s at 20,000 evaluators)
+    return View(report, charts.report_specs(report, zone), csv_safe(q.drop(columns=["session_id", "completed"])),
+                labels, latex_table(report), results_csv(report), zone)
 
 
 def chart(where: DeltaGenerator, specs: dict[str, dict], key: str) -> None:
@@ -343,7 +346,7 @@ def show_evaluators(view: View) -> None:
     if report.quality.empty:
         st.info("No evaluator has started yet.")
         return
-    table(st, view.evaluators, view.zone, untrusted=True)
+    table(st, view.evaluators, view.zone)  # (made safe in compute)
     st.caption(f"Times in {view.zone.label}. Fast answers: under {report.options.fast_ms / 1000:g} s · Max "
                "identical run: the longest run of identical responses (straight-lining) · Majority agreement: "
                "picks matching the other evaluators' majority on the same question slot. Excluded and trashed "
