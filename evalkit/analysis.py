@@ -967,18 +967,18 @@ def _task_results(frames: Frames, ev: pd.DataFrame, rt: pd.DataFrame, options: O
                   items: Mapping[str, ItemSet] | None, pool: Executor) -> list[tuple[str, Future[Any]]]:
     """Every task's results by its kind (the included answers ``ev`` and ratings ``rt``), computed on ``pool``:
     (kind, future of the result or None) in task order; the pairwise tasks are submitted first."""
-    jobs: list[tuple[int, str, Any, TaskKind, TaskContext]] = []
-    for n, t in enumerate(tasks_of(frames)):
+    jobs: list[tuple[Any, TaskKind, TaskContext]] = []
+    for t in tasks_of(frames):
         kind = KINDS.get(t["kind"])
         if kind is None:
             continue
         given = None if items is None else items.get(t["id"])
         note = ("the study's items files were not given to the analysis" if items is None else
                 "the task's items file is not in the study's config" if given is None else "")
-        jobs.append((n, t["kind"], t, kind, TaskContext(options, given, note, rt)))
-    futures = {n: pool.submit(kind.results, ev, t, context)
-               for n, _, t, kind, context in sorted(jobs, key=lambda job: job[1] != "pairwise")}
-    return [(name, futures[n]) for n, name, *_ in jobs]
+        jobs.append((t, kind, TaskContext(options, given, note, rt)))
+    futures = {id(t): pool.submit(kind.results, ev, t, context)
+               for t, kind, context in sorted(jobs, key=lambda job: job[0]["kind"] != "pairwise")}
+    return [(t["kind"], futures[id(t)]) for t, _, _ in jobs]
 
 
 # ----------------------------------------------------------------------------- exports
