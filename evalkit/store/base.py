@@ -1153,7 +1153,8 @@ class Store(abc.ABC):
         through it at most once; one store sweeps a task at most every :attr:`sweep_every` seconds (an expired
         claim goes back up to a second late; two statements fewer for most claims). So most claims are four
         statements (the session's row, its claims, the pick, the insert); on PostgreSQL they go in pipeline
-        mode (:meth:`_claim_transaction`): four round trips, BEGIN and COMMIT included.
+        mode (:meth:`_claim_transaction`): three round trips (BEGIN with the session's row and its claims, the
+        pick, the insert with COMMIT).
         ``now``: seconds since the epoch (tests); the clock's time by default.
         """
         if not isinstance(question_index, int) or isinstance(question_index, bool) or question_index < 0:
@@ -1164,12 +1165,17 @@ class Store(abc.ABC):
             raise ValueError("expire_seconds must be positive")
         at = time.time() if now is None else float(now)
         with self._claim_transaction() as conn:
-            self._require_locked(conn, session_id)
+            # both statements sent before either's result is read: one round trip on PostgreSQL's pipeline
+            session = self._exec(conn, f"SELECT session_id FROM sessions WHERE session_id = ?{self._session_lock}",
+                                 (session_id,))
+            claims = self._exec(conn, f"SELECT unit, question_index, expired_at, {_answered()} AS has_answer FROM "
+                                      "claims c WHERE session_id = ? AND task = ? AND (question_index = ? OR "
+                                      "expired_at IS NOT NULL)", (session_id, task, question_index))
+            if session.fetchone() is None:
+                raise UnknownSession(f"no session with token {session_id!r}")
             mine = None
             late = []
-            for r in self._exec(conn, f"SELECT unit, question_index, expired_at, {_answered()} AS has_answer FROM "
-                                      "claims c WHERE session_id = ? AND task = ? AND (question_index = ? OR "
-                                      "expired_at IS NOT NULL)", (session_id, task, question_index)).fetchall():
+            for r in claims.fetchall():
                 if r["question_index"] == question_index:
                     mine = r
                 elif r["has_answer"]:
