@@ -50,6 +50,7 @@ from .base import (
     Unavailable,
     check_columns,
     mask_url,
+    retried,
     scrub,
     source_sql,
 )
@@ -186,6 +187,8 @@ class PostgresStore(Store):
             if not writable:  # reports and exports: the server refuses every write
                 self._kwargs["options"] += " -c default_transaction_read_only=on"
         self._pool: psycopg_pool.ConnectionPool | None = None
+        self._arrow_idle: list[Any] = []  # ADBC connections kept between reads (see arrow_keep)
+        self._arrow_lock = threading.Lock()
         self._pool_timeout = float(pool_timeout)
         self._down = False  # set by a failed call, cleared by the next connection the pool gives
         self._recheck_after = float(recheck_after)
@@ -345,9 +348,14 @@ class PostgresStore(Store):
         conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,))
 
     def close(self) -> None:
-        """Close the pool (the store cannot be used afterwards)."""
+        """Close the pool and the kept ADBC connections (the store cannot be used afterwards)."""
         if self._pool is not None:
             self._pool.close()
+        with self._arrow_lock:
+            idle, self._arrow_idle = self._arrow_idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn.close()
 
     # ------------------------------------------------------------------ whole tables (copy)
 
@@ -379,9 +387,8 @@ class PostgresStore(Store):
         Through ADBC's PostgreSQL driver, which reads each query with binary
         ``COPY`` into Arrow arrays (no Python object per cell); a large table is
         split into id ranges read on ``threads`` connections at once, stopping
-        at the largest id seen when the read starts. Each thread opens one
-        connection and keeps it for its next queries (a connection costs an
-        authentication and the driver's type catalog query, about 80 ms here).
+        at the largest id seen when the read starts. The driver's connections
+        are kept for the next queries and the next read (see :attr:`arrow_keep`).
         """
         import pyarrow as pa
 
@@ -398,17 +405,26 @@ class PostgresStore(Store):
             edges = [low + (high - low) * k // parts for k in range(parts + 1)]
             jobs += [(name, f"SELECT {select} FROM {table} WHERE id > {lo} AND id <= {hi}")
                      for lo, hi in itertools.pairwise(edges)]
-        connections: list[Any] = []
-        local = threading.local()
 
-        def run(job: tuple[str, str]) -> pa.Table:  # one connection per thread, reused for its next queries
+        def run(job: tuple[str, str]) -> pa.Table:
             name, sql = job
-            if getattr(local, "conn", None) is None:
-                local.conn = self._arrow_connect()
-                connections.append(local.conn)
-            with local.conn.cursor() as cur:
-                cur.execute(sql)
-                part = cur.fetch_arrow_table()
+            conn, kept = self._arrow_take()
+            try:
+                part = _fetch_arrow(conn, sql)
+            except Exception:
+                with contextlib.suppress(Exception):
+                    conn.close()
+                if not kept:
+                    raise
+                # a kept connection the server dropped meanwhile (a restart, an idle timeout): once more, anew
+                conn = self._arrow_connect()
+                try:
+                    part = _fetch_arrow(conn, sql)
+                except Exception:
+                    with contextlib.suppress(Exception):
+                        conn.close()
+                    raise
+            self._arrow_give(conn)
             for col in categories[name]:  # encoded here, in parallel (pyarrow releases the GIL)
                 k = part.schema.get_field_index(col)
                 part = part.set_column(k, col, part[col].combine_chunks().dictionary_encode())
@@ -421,14 +437,11 @@ class PostgresStore(Store):
                 parts_read = list(pool.map(run, jobs))
         except Exception as exc:  # the driver's errors are its own classes: name them, without the password
             raise StoreError(f"reading {', '.join(requests)} from {self.where} failed: {self._message(exc)}") from None
-        finally:
-            for conn in connections:
-                with contextlib.suppress(Exception):
-                    conn.close()
         # the parts' dictionaries differ: unify_dictionaries gives every chunk of a column the same one
         return {name: pa.concat_tables([t for (owner, _), t in zip(jobs, parts_read, strict=True) if owner == name])
                 .unify_dictionaries() for name in requests}
 
+    @retried  # (a read: a pooled connection a restart cut is replaced, as for the other calls)
     def _id_range(self, table: str) -> tuple[int, int]:
         if table not in _ID_TABLES:
             return 0, 0
@@ -438,9 +451,39 @@ class PostgresStore(Store):
         return int(row["lo"]), int(row["hi"])
 
     def _arrow_connect(self) -> Any:
+        """A new ADBC connection, in autocommit mode (a kept one must not sit idle inside a transaction, which
+        would hold back VACUUM and trip a host's ``idle_in_transaction_session_timeout``)."""
         import adbc_driver_postgresql.dbapi
 
-        return adbc_driver_postgresql.dbapi.connect(self.url)
+        return adbc_driver_postgresql.dbapi.connect(self.url, autocommit=True)
+
+    #: ADBC connections kept between reads, at most this many: a new one costs an authentication and the driver's
+    #: type catalog query (55-95 ms here, in every read before 2026-11-24: each update of the results page after
+    #: new answers paid it). A kept one the server dropped is replaced when a read fails on it.
+    arrow_keep = 2
+
+    def _arrow_take(self) -> tuple[Any, bool]:
+        """An idle kept ADBC connection (and True), or a new one (and False)."""
+        with self._arrow_lock:
+            if self._arrow_idle:
+                return self._arrow_idle.pop(), True
+        return self._arrow_connect(), False
+
+    def _arrow_give(self, conn: Any) -> None:
+        """Keep ``conn`` for the next read, or close it (enough kept, or the store closed)."""
+        with self._arrow_lock:
+            if self._pool is not None and not self._pool.closed and len(self._arrow_idle) < self.arrow_keep:
+                self._arrow_idle.append(conn)
+                return
+        with contextlib.suppress(Exception):
+            conn.close()
+
+
+def _fetch_arrow(conn: Any, sql: str) -> pa.Table:
+    """One query's rows as an Arrow table, on an ADBC connection."""
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetch_arrow_table()
 
 
 
