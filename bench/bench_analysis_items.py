@@ -1,7 +1,9 @@
-"""Benchmark 8: the cold analysis of the items kinds, 1,000,000 compare judgments and 1,000,000 score judgments
-(20,000 sessions of 50 + 50 answers, 4 systems, 10,000 items with automatic metrics), on SQLite.
+"""Benchmark 8: the cold analysis of the items kinds, 1,000,000 judgments: 500,000 compare and 500,000 score
+judgments (20,000 sessions of 25 + 25 answers, 4 systems, 10,000 items with automatic metrics), on SQLite. The
+target names "1M compare / score judgments", as benchmark 6 has 1M answers; ``--answers 50`` doubles it (1M of
+each kind, the default until 2026-11-24).
 
-    python bench/bench_analysis_items.py [--sessions 20000] [--answers 50] [--repeat 3]
+    python bench/bench_analysis_items.py [--sessions 20000] [--answers 25] [--repeat 3]
 
 The rows are what the record functions store (``responses.record_choice`` with "no preference" for compare,
 ``score.record_scores`` with one output per question on a 1–5 Likert scale and a 0–100 slider), inserted in
@@ -100,7 +102,7 @@ def build(location: Path, sessions: int, answers: int, n_items: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=20_000)
-    ap.add_argument("--answers", type=int, default=50, help="answers per session and task")
+    ap.add_argument("--answers", type=int, default=25, help="answers per session and task")
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
