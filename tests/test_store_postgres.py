@@ -6,6 +6,8 @@ What both backends must do is in test_store_contract.py.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import logging
 import os
 import threading
@@ -301,16 +303,88 @@ def test_columnar_reads_keep_their_connections_idle_and_survive_them_being_dropp
                                    "pid <> pg_backend_pid() AND query LIKE '%CAST(id AS BIGINT)%'").split()
         assert states and set(states) == {"idle"}  # not "idle in transaction"
         assert read() == expected and len(made) == first  # no new connection
+        monkeypatch.setattr(store, "arrow_idle_seconds", 0.0)  # idle too long: closed, new ones made
+        assert read() == expected and len(made) == 2 * first
+        monkeypatch.setattr(store, "arrow_idle_seconds", 30.0)
+        first = len(made)
         killed = pg_server.sql(db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
                                    "current_database() AND pid <> pg_backend_pid() AND "
                                    "query LIKE '%CAST(id AS BIGINT)%'")
-        assert int(killed) == first  # the kept ones
+        assert int(killed) == len(store._arrow_idle)  # the kept ones
         assert read() == expected and len(made) > first
         pg_server.restart()
         again = len(made)
         assert read() == expected and len(made) > again
-        kept = list(store._arrow_idle)
+        kept = [conn for conn, _ in store._arrow_idle]
         assert kept
     assert store._arrow_idle == []
     with pytest.raises(Exception), kept[0].cursor() as cur:  # noqa: B017  (the driver's own class: closed)
         cur.execute("SELECT 1")
+
+
+def test_a_claim_takes_three_round_trips(pg_url: str, tmp_path, monkeypatch) -> None:
+    """A claim (no sweep due, the dealt unit free) waits for the server three times, counted in libpq's trace:
+    BEGIN with the session's row and its claims, the pick, the INSERT with COMMIT (the pipeline's point; psycopg's
+    own transaction block inside a pipeline waits six times)."""
+    from psycopg import pq
+
+    with open_store(pg_url) as store:
+        store.add_queue_units("t", ["a", "b", "c"])
+        sid = store.create_session(study_version="v").session_id
+        assert store.claim("t", sid, 0, k=2, expire_seconds=60, prefer="a") == "a"  # (this one sweeps)
+        trace = tmp_path / "trace.txt"
+        checkout = store._checkout
+
+        @contextlib.contextmanager
+        def traced():
+            with checkout() as conn, open(trace, "a") as out:
+                conn.pgconn.trace(out.fileno())
+                conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+                try:
+                    yield conn
+                finally:
+                    conn.pgconn.untrace()
+
+        monkeypatch.setattr(store, "_checkout", traced)
+        assert store.claim("t", sid, 1, k=2, expire_seconds=60, prefer="b") == "b"
+        directions = [line[0] for line in trace.read_text().splitlines() if line[:1] in ("F", "B")]
+        assert "Query" in trace.read_text() or "Parse" in trace.read_text()  # the trace saw the statements
+        waits = sum(1 for a, b in itertools.pairwise(directions) if a == "F" and b == "B")
+        assert waits == 3
+        monkeypatch.undo()
+        assert sorted((r["question_index"], r["unit"]) for r in store.table("claims")) == [(0, "a"), (1, "b")]
+
+
+@pytest.mark.parametrize("failure", ["python", "server"])
+def test_a_claim_that_fails_midway_leaves_nothing_and_a_clean_connection(pg_url: str, monkeypatch,
+                                                                          failure: str) -> None:
+    """The claim's transaction (BEGIN and COMMIT sent by hand in a pipeline) is rolled back whole when the claim
+    fails: after the pick (the unit's count raised) an error in the INSERT leaves the count as it was; an unknown
+    session raises UnknownSession; the connections go back to the pool outside any transaction."""
+    from evalkit.store import UnknownSession
+
+    with open_store(pg_url, max_size=1) as store:  # one pooled connection: every call reuses it
+        store.add_queue_units("t", ["a", "b"])
+        sid = store.create_session(study_version="v").session_id
+        with pytest.raises(UnknownSession):
+            store.claim("t", "nobody", 0, k=2, expire_seconds=60)
+        insert = "INSERT INTO claims"
+        real = postgres.PostgresStore._exec
+
+        def failing(self, conn, sql, args=()):
+            if sql.startswith(insert):
+                if failure == "python":
+                    raise RuntimeError("the disk caught fire")
+                sql = sql.replace("INTO claims", "INTO no_such_table")  # the server refuses it, in the pipeline
+            return real(self, conn, sql, args)
+
+        monkeypatch.setattr(postgres.PostgresStore, "_exec", failing)
+        with pytest.raises(RuntimeError if failure == "python" else psycopg.errors.UndefinedTable):
+            store.claim("t", sid, 0, k=2, expire_seconds=60, prefer="a")
+        monkeypatch.undo()
+        assert {r["unit"]: r["taken"] for r in store.table("queue_units")} == {"a": 0, "b": 0}
+        assert store.table("claims") == []
+        with store._pool.connection() as conn:
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert store.claim("t", sid, 0, k=2, expire_seconds=60, prefer="a") == "a"
+        assert {r["unit"]: r["taken"] for r in store.table("queue_units")} == {"a": 1, "b": 0}

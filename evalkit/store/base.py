@@ -1128,7 +1128,9 @@ class Store(abc.ABC):
            answered (no answer of that session, task and question index). The claim row stays, marked
            expired. An answered claim never expires. An answer stored after its claim expired (or, on
            PostgreSQL, committed while a sweep that did not see it yet ran) makes the claim live again at
-           the session's next claim.
+           the session's next claim, or, if that sweep commits only after the session's last claim, at the
+           session's end (:meth:`release_claims`, which the done screen calls); until then its unit can be
+           handed out once more (k + 1 judgments).
         3. ``prefer`` (the unit the queue's deal gives this question, :func:`evalkit.queue.deal`) is claimed if
            it has fewer than ``k`` claims and this session never claimed it (even expired); otherwise the
            least-judged unit (fewest live and answered claims, ``queue_units.taken``; ties: registration

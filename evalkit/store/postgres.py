@@ -187,7 +187,7 @@ class PostgresStore(Store):
             if not writable:  # reports and exports: the server refuses every write
                 self._kwargs["options"] += " -c default_transaction_read_only=on"
         self._pool: psycopg_pool.ConnectionPool | None = None
-        self._arrow_idle: list[Any] = []  # ADBC connections kept between reads (see arrow_keep)
+        self._arrow_idle: list[tuple[Any, float]] = []  # ADBC connections kept between reads, since when
         self._arrow_lock = threading.Lock()
         self._pool_timeout = float(pool_timeout)
         self._down = False  # set by a failed call, cleared by the next connection the pool gives
@@ -300,10 +300,22 @@ class PostgresStore(Store):
 
     @contextlib.contextmanager
     def _claim_transaction(self) -> Iterator[psycopg.Connection]:
-        """A write transaction in pipeline mode: BEGIN goes out with the session's lock and the read of its
-        claims, the INSERT of the claim with the COMMIT (a claim: 3 round trips instead of 7)."""
-        with self._conn() as conn, conn.pipeline(), conn.transaction():
-            yield conn
+        """A write transaction in pipeline mode: BEGIN goes out with the first statements, the INSERT of a claim
+        with COMMIT (a claim: 3 round trips, counted in the tests with libpq's trace). BEGIN and COMMIT are sent
+        as statements: psycopg's ``conn.transaction()`` inside a pipeline waits for BEGIN's answer, and at its
+        end for COMMIT's and the pipeline's each on its own (6 round trips)."""
+        with self._conn() as conn:
+            done = False
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    yield conn
+                    conn.execute("COMMIT")
+                done = True  # (leaving the pipeline waited for every answer, COMMIT's included)
+            finally:
+                if not done:  # an error, or the caller's exception: nothing of the transaction stays
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
 
     def _exec(self, conn: psycopg.Connection, sql: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         if not args:
@@ -353,7 +365,7 @@ class PostgresStore(Store):
             self._pool.close()
         with self._arrow_lock:
             idle, self._arrow_idle = self._arrow_idle, []
-        for conn in idle:
+        for conn, _ in idle:
             with contextlib.suppress(Exception):
                 conn.close()
 
@@ -411,12 +423,14 @@ class PostgresStore(Store):
             conn, kept = self._arrow_take()
             try:
                 part = _fetch_arrow(conn, sql)
-            except Exception:
+            except Exception as exc:
                 with contextlib.suppress(Exception):
                     conn.close()
                 if not kept:
                     raise
                 # a kept connection the server dropped meanwhile (a restart, an idle timeout): once more, anew
+                log.debug("a columnar read failed on a kept connection (%s); trying a new one",
+                           self._message(exc))
                 conn = self._arrow_connect()
                 try:
                     part = _fetch_arrow(conn, sql)
@@ -461,19 +475,33 @@ class PostgresStore(Store):
     #: type catalog query (55-95 ms here, in every read before 2026-11-24: each update of the results page after
     #: new answers paid it). A kept one the server dropped is replaced when a read fails on it.
     arrow_keep = 2
+    #: Seconds a kept ADBC connection may sit idle before it is closed instead of reused: a connection that a NAT
+    #: or a load balancer dropped without a word would make the next query wait for TCP to give up (minutes);
+    #: the results page re-reads every few seconds while answers come in, well within this.
+    arrow_idle_seconds = 30.0
 
     def _arrow_take(self) -> tuple[Any, bool]:
-        """An idle kept ADBC connection (and True), or a new one (and False)."""
-        with self._arrow_lock:
-            if self._arrow_idle:
-                return self._arrow_idle.pop(), True
+        """A kept ADBC connection idle for less than :attr:`arrow_idle_seconds` (and True), or a new one (and
+        False); older kept ones are closed."""
+        stale = []
+        try:
+            with self._arrow_lock:
+                while self._arrow_idle:
+                    conn, since = self._arrow_idle.pop()
+                    if time.monotonic() - since < self.arrow_idle_seconds:
+                        return conn, True
+                    stale.append(conn)
+        finally:
+            for old in stale:
+                with contextlib.suppress(Exception):
+                    old.close()
         return self._arrow_connect(), False
 
     def _arrow_give(self, conn: Any) -> None:
         """Keep ``conn`` for the next read, or close it (enough kept, or the store closed)."""
         with self._arrow_lock:
             if self._pool is not None and not self._pool.closed and len(self._arrow_idle) < self.arrow_keep:
-                self._arrow_idle.append(conn)
+                self._arrow_idle.append((conn, time.monotonic()))
                 return
         with contextlib.suppress(Exception):
             conn.close()
