@@ -240,7 +240,7 @@ def test_sessions_started_at_once_get_distinct_consecutive_arrivals(db_url: str)
     rotation rely on it)."""
     import threading
 
-    barrier = threading.Barrier(16)
+    barrier = threading.Barrier(16, timeout=60)
     got: list[int] = []
 
     def start() -> None:

@@ -163,7 +163,7 @@ def test_3k_evaluators_in_parallel_give_every_unit_exactly_k_judgments(tmp_path:
         assert not is_full(store, loaded.study)
     judged: dict[int, list[str]] = {}
     errors: list[BaseException] = []
-    barrier = threading.Barrier(9)
+    barrier = threading.Barrier(9, timeout=60)
 
     def evaluator(n: int) -> None:
         try:

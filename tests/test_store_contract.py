@@ -259,7 +259,7 @@ def test_check_answers_and_tries(store: Store) -> None:
 
 def test_racing_tries_are_numbered_without_gaps(store: Store) -> None:
     s = store.create_session(study_version="v")
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(8, timeout=60)
 
     def go(k: int) -> None:
         barrier.wait()
@@ -285,7 +285,7 @@ def test_completion_with_a_given_code(store: Store) -> None:
 
 
 def test_one_session_per_participant_even_when_started_at_the_same_moment(store: Store) -> None:
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(8, timeout=60)
     created, refused = [], []
 
     def start() -> None:
@@ -314,7 +314,7 @@ def test_sixteen_threads_lose_nothing_and_duplicate_nothing(store: Store) -> Non
     n_threads, n_answers = 16, 40
     sessions = [store.create_session(study_version="v").session_id for _ in range(n_threads)]
     errors: list[BaseException] = []
-    barrier = threading.Barrier(n_threads)
+    barrier = threading.Barrier(n_threads, timeout=60)
 
     def writer(k: int) -> None:
         try:
@@ -348,7 +348,7 @@ def test_racing_writers_of_the_same_question_store_it_once(store: Store) -> None
     results: list[bool] = []
     ratings: list[int] = []
     lock = threading.Lock()
-    barrier = threading.Barrier(16)
+    barrier = threading.Barrier(16, timeout=60)
 
     def click() -> None:
         barrier.wait()

@@ -54,7 +54,7 @@ def test_bad_forms_are_refused_and_store_nothing(store: Store) -> None:
 
 def test_racing_submits_of_one_form_store_one_form(store: Store) -> None:
     sid = store.create_session(study_version="v").session_id
-    barrier = threading.Barrier(12)
+    barrier = threading.Barrier(12, timeout=60)
     outcomes: list[str] = []
     lock = threading.Lock()
 

@@ -357,7 +357,7 @@ def test_sixteen_threads_with_their_own_stores_fill_every_unit_exactly_k_times(s
     store.add_queue_units("t", units)
     sessions = new_sessions(store, 32)
     results: list[list[tuple[str, str]]] = [[] for _ in range(16)]
-    barrier = threading.Barrier(16)
+    barrier = threading.Barrier(16, timeout=60)
 
     def work(n: int) -> None:
         results[n] = claim_until_none(db_url, sessions[2 * n:2 * n + 2], "t", 3, barrier)
@@ -400,7 +400,7 @@ def test_the_last_slot_goes_to_exactly_one_of_many(store: Store, db_url: str) ->
     store.add_queue_units("t", ["u0"])
     first, *racers = new_sessions(store, 13)
     assert store.claim("t", first, 0, k=2, expire_seconds=HOUR) == "u0"  # one slot left
-    barrier = threading.Barrier(len(racers))
+    barrier = threading.Barrier(len(racers), timeout=60)
     won: list[str | None] = [None] * len(racers)
 
     def race(n: int) -> None:
@@ -424,7 +424,7 @@ def test_racers_preferring_one_unit_fill_it_to_k_and_the_rest_go_to_the_least_ju
     get a unit by the least-judged pick (3, 2, 2, 2 over the four others); nothing is over k."""
     store.add_queue_units("t", [f"u{i}" for i in range(5)])
     racers = new_sessions(store, 12)
-    barrier = threading.Barrier(len(racers))
+    barrier = threading.Barrier(len(racers), timeout=60)
     won: list[str | None] = [None] * len(racers)
 
     def race(n: int) -> None:
@@ -453,7 +453,7 @@ def test_claims_releases_and_expiries_racing_keep_the_counts_true(store: Store, 
     store.add_queue_units("t", units)
     sessions = new_sessions(store, 24)
     errors: list[BaseException] = []
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(8, timeout=60)
 
     def work(n: int) -> None:
         try:
