@@ -1167,14 +1167,10 @@ class Store(abc.ABC):
             raise ValueError("expire_seconds must be positive")
         at = time.time() if now is None else float(now)
         with self._claim_transaction() as conn:
-            # both statements sent before either's result is read: one round trip on PostgreSQL's pipeline
-            session = self._exec(conn, f"SELECT session_id FROM sessions WHERE session_id = ?{self._session_lock}",
-                                 (session_id,))
-            claims = self._exec(conn, f"SELECT unit, question_index, expired_at, {_answered()} AS has_answer FROM "
-                                      "claims c WHERE session_id = ? AND task = ? AND (question_index = ? OR "
-                                      "expired_at IS NOT NULL)", (session_id, task, question_index))
-            if session.fetchone() is None:
-                raise UnknownSession(f"no session with token {session_id!r}")
+            claims = self._require_locked(conn, session_id, (
+                f"SELECT unit, question_index, expired_at, {_answered()} AS has_answer FROM claims c WHERE "
+                "session_id = ? AND task = ? AND (question_index = ? OR expired_at IS NOT NULL)",
+                (session_id, task, question_index)))
             mine = None
             late = []
             for r in claims.fetchall():
@@ -1228,11 +1224,16 @@ class Store(abc.ABC):
                 return None
             time.sleep(0.003)
 
-    def _require_locked(self, conn: Any, session_id: str) -> None:
-        """UnknownSession unless the session exists; its row locked for the rest of the transaction (PostgreSQL)."""
-        if self._exec(conn, f"SELECT session_id FROM sessions WHERE session_id = ?{self._session_lock}",
-                      (session_id,)).fetchone() is None:
+    def _require_locked(self, conn: Any, session_id: str, then: tuple[str, Sequence[Any]] | None = None) -> Any:
+        """UnknownSession unless the session exists; its row locked for the rest of the transaction (PostgreSQL).
+        ``then``: a statement (SQL, arguments) sent with the lock, before its answer is read (one round trip in
+        PostgreSQL's pipeline mode); its cursor is returned."""
+        session = self._exec(conn, f"SELECT session_id FROM sessions WHERE session_id = ?{self._session_lock}",
+                             (session_id,))
+        after = None if then is None else self._exec(conn, *then)
+        if session.fetchone() is None:
             raise UnknownSession(f"no session with token {session_id!r}")
+        return after
 
     def _revive(self, conn: Any, session_id: str, task: str, units: Sequence[str], at: float) -> None:
         """Make the session's expired claims of ``units`` live again (their units' counts go up)."""

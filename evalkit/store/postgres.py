@@ -366,8 +366,7 @@ class PostgresStore(Store):
         with self._arrow_lock:
             idle, self._arrow_idle = self._arrow_idle, []
         for conn, _ in idle:
-            with contextlib.suppress(Exception):
-                conn.close()
+            _close_quietly(conn)
 
     # ------------------------------------------------------------------ whole tables (copy)
 
@@ -424,8 +423,7 @@ class PostgresStore(Store):
             try:
                 part = _fetch_arrow(conn, sql)
             except Exception as exc:
-                with contextlib.suppress(Exception):
-                    conn.close()
+                _close_quietly(conn)
                 if not kept:
                     raise
                 # a kept connection the server dropped meanwhile (a restart, an idle timeout): once more, anew
@@ -435,8 +433,7 @@ class PostgresStore(Store):
                 try:
                     part = _fetch_arrow(conn, sql)
                 except Exception:
-                    with contextlib.suppress(Exception):
-                        conn.close()
+                    _close_quietly(conn)
                     raise
             self._arrow_give(conn)
             for col in categories[name]:  # encoded here, in parallel (pyarrow releases the GIL)
@@ -493,8 +490,7 @@ class PostgresStore(Store):
                     stale.append(conn)
         finally:
             for old in stale:
-                with contextlib.suppress(Exception):
-                    old.close()
+                _close_quietly(old)
         return self._arrow_connect(), False
 
     def _arrow_give(self, conn: Any) -> None:
@@ -503,8 +499,13 @@ class PostgresStore(Store):
             if self._pool is not None and not self._pool.closed and len(self._arrow_idle) < self.arrow_keep:
                 self._arrow_idle.append((conn, time.monotonic()))
                 return
-        with contextlib.suppress(Exception):
-            conn.close()
+        _close_quietly(conn)
+
+
+def _close_quietly(conn: Any) -> None:
+    """Close an ADBC connection, whatever state it is in (a dropped one may fail to close)."""
+    with contextlib.suppress(Exception):
+        conn.close()
 
 
 def _fetch_arrow(conn: Any, sql: str) -> pa.Table:
