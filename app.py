@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import PAGE_ICON, app_pages, calm_errors, page_layout
+from ui import PAGE_ICON, app_pages, calm_errors, page_layout, send_messages_promptly
 
+send_messages_promptly()  # a question's elements reach the browser without Streamlit's 5 ms pause
 pages = app_pages()
 page = st.navigation(pages, position="hidden")
 # The icon is a local file: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.

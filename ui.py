@@ -10,6 +10,7 @@ safely.
 from __future__ import annotations
 
 import gc
+import html
 import importlib
 import logging
 import os
@@ -48,6 +49,33 @@ TOKEN_PARAM = "s"
 PAGE_ICON = str(HERE / "assets" / "favicon.png")  # served by this server: no third-party request
 # by url_path; question pages choose (see instructions_gate)
 _LAYOUTS: dict[str, Literal["centered", "wide"]] = {"": "centered", "done": "centered", "results": "wide"}
+
+
+#: Seconds Streamlit's runtime loop pauses after sending a session's queued messages (its
+#: ``MESSAGE_FLUSH_INTERVAL_SECS``, 5 ms in Streamlit 1.67; no config option sets it). See
+#: :func:`send_messages_promptly`.
+FLUSH_INTERVAL_SECONDS = 0.0
+
+
+def send_messages_promptly(seconds: float = FLUSH_INTERVAL_SECONDS) -> bool:
+    """Make Streamlit send a run's messages as soon as they are ready; True when the setting took.
+
+    Streamlit's runtime loop sends whatever is queued, then sleeps 5 ms before it looks again. A rerun's
+    first message (the run has started) goes out at once, so everything a question fragment draws after it
+    waits for that sleep: half of what an answer costs on the server (README "Performance"). Streamlit has
+    no option for this, so the module constant its loop reads on every pass is set here. With 0 the loop
+    still waits for its "messages queued" event between passes (it does not spin); it only batches less.
+    A Streamlit without that constant is left as it is, with one warning in the log.
+    """
+    from streamlit.runtime import runtime  # not at import: AppTest and tools import ui without a server
+
+    if not isinstance(getattr(runtime, "MESSAGE_FLUSH_INTERVAL_SECS", None), (int, float)):
+        if not getattr(send_messages_promptly, "warned", False):
+            log.warning("this Streamlit has no runtime.MESSAGE_FLUSH_INTERVAL_SECS: answers are sent at its pace")
+            send_messages_promptly.warned = True  # type: ignore[attr-defined]
+        return False
+    runtime.MESSAGE_FLUSH_INTERVAL_SECS = seconds  # type: ignore[misc]  # a Final in Streamlit: see above
+    return True
 
 
 def page_layout(url_path: str) -> Literal["centered", "wide"] | None:
@@ -352,22 +380,55 @@ def text_card(label: str, text: str) -> None:
         st.text(text)
 
 
-def review_cards(question: Question, noun: str = "Review", *, widgets_under: bool = False) -> list[Any]:
-    """The question's texts as cards "Review A", "Review B", ... side by side (stacked on narrow screens).
+def review_cards(question: Question, noun: str = "Review", *, topic: str | None = None, style: str = "") -> None:
+    """The question's texts as equally tall bordered cards "Review A", "Review B", ... side by side (one
+    under another on a narrow screen), drawn as one element, with a caption line ``topic`` above them if
+    given; ``style`` is more CSS sent with it (e.g. the layout of the widget under the cards).
 
-    Returns the columns. Without ``widgets_under`` the cards are the bordered columns themselves, equally
-    tall (three blocks fewer than :func:`text_card`: each element counts when a question is answered, see
-    README "Performance"); with it each column holds a :func:`text_card`, so a widget drawn ``with`` a
-    column sits under its card, outside the border (on a phone too).
+    One ``st.html`` instead of columns holding a label and an ``st.text`` each: ten elements become one, and
+    each element counts when a question is answered (README "Performance"). The texts are untrusted: each
+    is HTML-escaped (so it reaches the page as text, never as markup; Streamlit's DOMPurify pass on
+    ``st.html`` is a second guard) and shown with its line breaks and spaces, as ``st.text`` shows it.
     """
-    columns = st.columns(len(question.texts), gap="small", border=not widgets_under)
+    st.html(cards_html([f"{noun} {label}" for label in question.labels], question.texts, topic, style))
+
+
+#: The cards of :func:`cards_html`: the look of a bordered ``st.columns`` row (border, radius, padding and
+#: gap from the app's light theme), stacked below Streamlit's own breakpoint for columns (640 px).
+_CARDS_CSS = """.evalkit-cards {display: grid; grid-template-columns: repeat(var(--evalkit-n), minmax(0, 1fr));
+gap: 1rem;}
+.evalkit-card {border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; padding: calc(1rem - 1px);
+min-width: 0;}
+.evalkit-card-label {font-weight: 600; margin: 0 0 1rem 0;}
+.evalkit-card-text {white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;}
+.evalkit-topic {font-size: 0.875rem; color: rgba(49, 51, 63, 0.6); margin: 0 0 1rem 0;}
+@media (max-width: 640px) {.evalkit-cards {grid-template-columns: minmax(0, 1fr);}}"""
+
+
+def cards_html(labels: Sequence[str], texts: Sequence[str], topic: str | None = None, style: str = "") -> str:
+    """The HTML of :func:`review_cards`: the ``topic`` line, our ``labels`` and the untrusted ``texts``, each
+    escaped."""
+    cards = "".join(f'<div class="evalkit-card" data-testid="evalkit-card"><p class="evalkit-card-label">'
+                    f'{html.escape(label)}</p><div class="evalkit-card-text">{html.escape(text)}</div></div>'
+                    for label, text in zip(labels, texts, strict=True))
+    head = f'<p class="evalkit-topic">{html.escape(topic)}</p>' if topic is not None else ""
+    return (f'{head}<div class="evalkit-cards" style="--evalkit-n: {len(texts)}">{cards}</div>'
+            f"<style>{_CARDS_CSS}{style}</style>")
+
+
+def topic_line(ctx: Context, question: Question) -> str | None:
+    """"Topic: <domain label>" for a question whose texts come from the review pools, else None."""
+    return f"Topic: {ctx.loaded.study.domain_label(question.domain)}" if question.domain else None
+
+
+def review_columns(question: Question, noun: str = "Review") -> list[Any]:
+    """The question's texts as cards side by side, each in a column of its own (stacked on narrow screens),
+    so a widget drawn ``with`` a column sits under its card, outside the border (on a phone too). Returns
+    the columns; see :func:`widgets_under_cards`."""
+    columns = st.columns(len(question.texts), gap="small")
     for column, label, text in zip(columns, question.labels, question.texts, strict=True):
         with column:
-            if widgets_under:
-                text_card(f"{noun} {label}", text)
-            else:
-                st.markdown(f"**{noun} {label}**")
-                st.text(text)
+            text_card(f"{noun} {label}", text)
     return columns
 
 
@@ -398,7 +459,7 @@ def item_question_header(ctx: Context, question_text: str) -> None:
 
 
 def widgets_under_cards(key: str) -> None:
-    """For review_cards drawn inside container ``key`` with widgets added under each card: each card keeps at
+    """For review_columns drawn inside container ``key`` with widgets added under each card: each card keeps at
     least its text's height and grows to the tallest column, so the widgets under the cards line up.
 
     (A card stretched to its row starts from a height of 0, so with widgets under it the column counts the
@@ -415,27 +476,27 @@ def stack_options_on_phone(key: str) -> None:
             "{flex-direction: column; align-items: flex-start;}}</style>")
 
 
-def _align_choice_with_cards(key: str, n: int, extra_row: bool = False) -> None:
-    """Lay the radio options of widget ``key`` out as ``n`` equal columns, each under its card; with
+def _align_choice_css(key: str, n: int, extra_row: bool = False) -> str:
+    """CSS laying the radio options of widget ``key`` out as ``n`` equal columns, each under its card; with
     ``extra_row``, the option after the n (e.g. "No preference") gets a row of its own under them.
 
     Plain CSS scoped to the widget's key class (``st-key-<key>``); the key carries no source names.
     """
     last = f" .st-key-{key} [role='radiogroup'] > label:nth-child({n + 1}) {{grid-column: 1 / -1;}}" \
         if extra_row else ""
-    st.html(f"<style>.st-key-{key} [role='radiogroup'] {{display: grid; "
-            f"grid-template-columns: repeat({n}, minmax(0, 1fr)); column-gap: 1rem;}}{last}</style>")
+    return (f".st-key-{key} [role='radiogroup'] {{display: grid; grid-template-columns: repeat({n}, minmax(0, 1fr)); "
+            f"column-gap: 1rem;}}{last}")
 
 
 def choice_form(question: Question, key: str, label: str, noun: str, on_submit: Callable[[], None], *,
-                tie: str | None = None) -> None:
+                tie: str | None = None, topic: str | None = None) -> None:
     """The cards and, in the same form right under them, one option per card (labelled like its card,
     nothing preselected; with ``tie``, one more option of that text, stored as ``"tie"``), then "Next",
     which saves in ``on_submit`` (a callback reading ``st.session_state[key]``)."""
     options = [*question.labels, *([TIE] if tie else [])]
     with st.form(f"{question.task}-{question.index}", border=False):
-        review_cards(question, noun)
-        _align_choice_with_cards(key, len(question.labels), extra_row=bool(tie))
+        review_cards(question, noun, topic=topic,
+                     style=_align_choice_css(key, len(question.labels), extra_row=bool(tie)))
         st.radio(label, options, format_func=lambda o: tie if o == TIE else f"{noun} {o}", index=None,
                  horizontal=True, key=key, label_visibility="collapsed", width="stretch")
         show_flash()
@@ -473,11 +534,12 @@ def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Revie
 
 
 def progress_header(step: Step, what: str = "Question") -> None:
-    """Task and question numbers plus an overall progress bar."""
+    """Task and question numbers plus an overall progress bar, as one element: the task's line (grey) above
+    the bar's own text (each element counts when a question is answered, README "Performance")."""
     assert step.task is not None
-    st.caption(f"Task {step.task_number} of {step.n_tasks} · {step.task.title}")
     fraction, text = progress_label(step, what)
-    st.progress(fraction, text=text)
+    title = step.task.title.replace("[", "\\[").replace("]", "\\]")  # inside :gray[...]
+    st.progress(fraction, text=f":gray[Task {step.task_number} of {step.n_tasks} · {title}]  \n{text}")
 
 
 def _dismissed_pause(session: Session) -> int | None:
@@ -680,14 +742,14 @@ def choice_question(ctx: Context) -> None:
     start_clock(clock)
     progress_header(step)
     st.subheader(getattr(step.task, "question", ""), anchor=False)
-    st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
     key = f"{question.task}-{question.index}-choice"
 
     def submit() -> None:
         label = st.session_state.get(key)
         safe_save(lambda: record_choice(ctx.store, session, question, label, elapsed_ms(clock)))
 
-    choice_form(question, key, getattr(step.task, "question", "Your answer"), "Review", submit)
+    choice_form(question, key, getattr(step.task, "question", "Your answer"), "Review", submit,
+                topic=topic_line(ctx, question))
 
 
 # ----------------------------------------------------------------------------- login throttle (results page)

@@ -48,24 +48,23 @@ from tests.apptest.fragments import fragment_run
 
 TRIVIAL = """
 import streamlit as st
+from streamlit.runtime import runtime
+runtime.MESSAGE_FLUSH_INTERVAL_SECS = 0.0  # as app.py sets it (ui.send_messages_promptly): both servers alike
 if st.button("Next"):
     st.write("clicked")
 """
 
-# The same elements as a triplet question, static: what Streamlit itself costs to render that page.
+# The same elements as a triplet question (ui.progress_header, the subheader, ui.review_cards with the topic, the
+# choice and its button in a form), static: what Streamlit itself costs to render that page.
 SAME_ELEMENTS = """
 import streamlit as st
 st.set_page_config(layout="wide")
-st.caption("Task 1 of 3 · Spot the real review")
-st.progress(0.4, text="Question 2 of 5 · 40% of the study done")
+st.progress(0.4, text=":gray[Task 1 of 3 · Spot the real review]  \\nQuestion 2 of 5 · 40% of the study done")
 st.subheader("Which review was written by a real person?")
-st.caption("Topic: laptop")
-for column, label in zip(st.columns(3), "ABC"):
-    with column:
-        with st.container(border=True):
-            st.markdown(f"**Review {label}**")
-            st.text("A review text of about two hundred characters. " * 4)
 with st.form("q"):
+    st.html('<p>Topic: laptop</p>' + "".join(f'<div class="card"><p>Review {label}</p><div>'
+            + "A review text of about two hundred characters. " * 4 + '</div></div>' for label in "ABC")
+            + "<style>.card {border: 1px solid grey;}</style>")
     st.radio("Answer", ["A", "B", "C"], index=None, horizontal=True, key="choice")
     st.form_submit_button("Next")
 """

@@ -24,6 +24,5 @@ def slider(ctx: ui.Context, task: PairwiseTask) -> None:
     ui.start_clock(clock)
     ui.progress_header(ctx.step)
     st.subheader(task.question, anchor=False)
-    st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
-    ui.review_cards(question)
+    ui.review_cards(question, topic=ui.topic_line(ctx, question))
     ui.help_slider(ctx, question, clock, "Review", acceptable="would be acceptable as real reviews")

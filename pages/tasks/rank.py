@@ -43,7 +43,7 @@ def render(ctx: ui.Context) -> None:
     marks = place_problems(labels, places()) if st.session_state.get(f"_{prefix}-tried") else {}
     with st.form(prefix, border=False):
         with st.container(key=f"{prefix}-places"):
-            columns = ui.review_cards(question, NOUN, widgets_under=True)
+            columns = ui.review_columns(question, NOUN)
             for column, label in zip(columns, labels, strict=True):
                 with column:  # the place right under its card (on a phone too)
                     st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,

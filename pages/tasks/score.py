@@ -54,7 +54,7 @@ def render(ctx: ui.Context) -> None:
     still = missing_scores(task, question, given()) if st.session_state.get(f"_{prefix}-tried") else []
     missing = {(k, s.id): missing_mark(question, k, s) for k, s in still}
     with st.container(key=f"{prefix}-scores"):
-        columns = ui.review_cards(question, NOUN, widgets_under=True) if n > 1 else [st.container()]
+        columns = ui.review_columns(question, NOUN) if n > 1 else [st.container()]
         for k, column in enumerate(columns):
             with column:
                 if n == 1:

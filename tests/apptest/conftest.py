@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import lxml.html
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -93,12 +94,45 @@ def page_protos(at: AppTest) -> str:
 
 
 def texts(at: AppTest) -> str:
-    """All visible strings of the last run, joined (for 'is this message shown' checks)."""
+    """All visible strings of the last run, joined (for 'is this message shown' checks), the cards' labels
+    and texts included."""
     parts: list[str] = []
     for kind in ("title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info",
                  "success", "code"):
         parts.extend(str(e.value) for e in getattr(at, kind))
+    parts.extend(e.proto.text for e in at.get("progress"))
+    for element in at.get("html"):  # the cards' topic, labels and texts, as a browser reads them
+        if "evalkit-card" in element.proto.body:
+            parts.append(lxml.html.fragment_fromstring(element.proto.body, create_parent="div").text_content())
     return "\n".join(parts)
+
+
+def progress_lines(at: AppTest) -> tuple[str, str]:
+    """(the task's line, the bar's own text) of the progress header (``ui.progress_header``: one element, the
+    task's line in grey above the bar's text)."""
+    text = at.get("progress")[0].proto.text
+    task, newline, bar = text.partition("  \n")
+    assert newline and task.startswith(":gray[") and task.endswith("]"), text
+    return task.removeprefix(":gray[").removesuffix("]"), bar
+
+
+def cards(at: AppTest) -> list[tuple[str, str]]:
+    """(label, text) of every card ``ui.review_cards`` drew in the last run, in order, as a browser reads them:
+    the HTML parsed (lxml), so an escaped text comes back as the text itself."""
+    found: list[tuple[str, str]] = []
+    for element in at.get("html"):
+        if "evalkit-card" not in element.proto.body:
+            continue
+        for card in lxml.html.fragment_fromstring(element.proto.body, create_parent="div").find_class("evalkit-card"):
+            [label] = card.find_class("evalkit-card-label")
+            [text] = card.find_class("evalkit-card-text")
+            found.append((label.text_content(), text.text_content()))
+    return found
+
+
+def card_texts(at: AppTest) -> list[str]:
+    """The texts of the cards of the last run (see :func:`cards`)."""
+    return [text for _, text in cards(at)]
 
 
 def button(at: AppTest, label: str):

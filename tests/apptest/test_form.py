@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.store import Unavailable
-from tests.apptest.conftest import Harness, button, has_button, texts
+from tests.apptest.conftest import Harness, button, has_button, progress_lines, texts
 from tests.apptest.fragments import fragment_run
 from tests.apptest.test_results_page import capture_downloads, results_app, unlock
 from tests.helpers import ROOT
@@ -70,8 +70,8 @@ def errors(at) -> list[str]:
 
 def test_the_form_comes_first_and_an_empty_submit_marks_every_required_field(h: Harness) -> None:
     at = start(h)
-    assert at.caption[0].value == "Task 1 of 3 · About you" and at.subheader[0].value == "About you"
-    assert at.get("progress")[0].proto.text == "Form · 0% of the study done"
+    assert progress_lines(at) == ("Task 1 of 3 · About you", "Form · 0% of the study done")
+    assert at.subheader[0].value == "About you"
     assert at.text_input(key=f"{P}-native_language").label == "What is your native language?"
     assert at.number_input(key=f"{P}-age").label == "How old are you? (optional)"
     assert at.radio(key=f"{P}-trust").options == ["1 · Not at all", "2 · A little", "3 · Somewhat", "4 · Mostly",
@@ -115,8 +115,7 @@ def test_a_valid_form_is_stored_per_field_and_the_judgment_task_follows(h: Harne
     assert stored == {"native_language": "Deutsch", "age": "34", "english": "Fluent",
                       "platforms": json.dumps(["Travel sites", "Social media"]), "trust": "4"}
     assert all(r.time_spent_ms is not None for r in h.store.form_answers())
-    assert at.caption[0].value == "Task 2 of 3 · Compare two replies"
-    assert at.get("progress")[0].proto.text == "Question 1 of 2 · 25% of the study done"
+    assert progress_lines(at) == ("Task 2 of 3 · Compare two replies", "Question 1 of 2 · 25% of the study done")
     for index in range(2):
         at.radio(key=f"help-{index}-choice").set_value("A")
         button(at, "Next").click()
@@ -146,7 +145,7 @@ def test_a_database_that_is_down_says_so_keeps_the_form_and_stores_nothing(h: Ha
     assert at.text_input(key=f"{P}-native_language").value == "Deutsch" and h.store.form_answers() == []
     monkeypatch.setattr(store_class, "record_form", real)
     submit(at)  # the same click again, once the database is back
-    assert len(h.store.form_answers()) == 5 and at.caption[0].value == "Task 2 of 3 · Compare two replies"
+    assert len(h.store.form_answers()) == 5 and progress_lines(at)[0] == "Task 2 of 3 · Compare two replies"
 
 
 def test_a_second_tab_with_other_answers_keeps_the_first_and_says_so(h: Harness) -> None:
@@ -160,7 +159,7 @@ def test_a_second_tab_with_other_answers_keeps_the_first_and_says_so(h: Harness)
     submit(second)
     assert "already been answered, so your first answer was kept" in texts(second)
     assert {r.field: r.value for r in h.store.form_answers()}["native_language"] == "Deutsch"
-    assert second.caption[0].value == "Task 2 of 3 · Compare two replies"
+    assert progress_lines(second)[0] == "Task 2 of 3 · Compare two replies"
 
 
 def test_a_bad_form_config_is_a_clear_set_up_error(make_harness, tmp_path: Path) -> None:

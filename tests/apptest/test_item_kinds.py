@@ -18,7 +18,7 @@ import pytest
 from evalkit.balance import arrival_of
 from evalkit.sampling import Question, plan
 from evalkit.tasks.rank import place_name
-from tests.apptest.conftest import Harness, button, leaves, page_protos, texts
+from tests.apptest.conftest import Harness, button, card_texts, cards, leaves, page_protos, texts
 from tests.helpers import random_reviews, write_reviews
 
 SYSTEMS = ("sysAlphaX1", "sysBetaY2", "sysGammaZ3")
@@ -114,7 +114,8 @@ def plan_of(h: Harness, at) -> list[Question]:
 
 
 def shown_texts(at) -> list[str]:
-    return [t.value for t in at.text]
+    """Every plain text of the last run: st.text elements and the cards' texts."""
+    return [t.value for t in at.text] + card_texts(at)
 
 
 def assert_question_shown(at, q: Question, number: int, of: int) -> None:
@@ -190,7 +191,7 @@ def test_compare_choice(make_harness, tmp_path) -> None:
     q0, q1 = plan_of(h, at)
     assert at.subheader[0].value == "Which reply is better?"
     assert_question_shown(at, q0, 1, 2)
-    assert [m.value for m in at.markdown if m.value.startswith("**Response")] == ["**Response A**", "**Response B**"]
+    assert [label for label, _ in cards(at)] == ["Response A", "Response B"]
     radio = at.radio(key="block-0-choice")
     assert radio.options == ["Response A", "Response B"] and radio.value is None
     button(at, "Next").click().run()  # nothing chosen

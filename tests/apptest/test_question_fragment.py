@@ -5,14 +5,17 @@ fragment's reruns (``ui.enter`` with one)."""
 
 from __future__ import annotations
 
+import inspect
+import logging
 import time
 from collections import Counter
 
+import lxml.html
 import pytest
 
 import ui
 from evalkit.store import Unavailable
-from tests.apptest.conftest import Harness, button, has_button, texts
+from tests.apptest.conftest import Harness, button, has_button, progress_lines, texts
 from tests.apptest.fragments import fragment_ids, fragment_run
 from tests.apptest.test_survey_pages import begin, fill_rating, marked, session_of, start, to_pairwise, to_rating
 
@@ -41,7 +44,8 @@ def answer(at, task: str, index: int, label: str = "A"):
 
 
 def progress_text(at) -> str:
-    return at.get("progress")[0].proto.text
+    """The progress bar's own text ("Question i of n · ..."), under the task's line."""
+    return progress_lines(at)[1]
 
 
 def test_an_answer_inside_a_block_reruns_only_the_question(harness: Harness, runs: Counter) -> None:
@@ -53,7 +57,7 @@ def test_an_answer_inside_a_block_reruns_only_the_question(harness: Harness, run
     assert [(a.question_index, a.response) for a in harness.store.answers()] == [(0, "B")]
     assert at.radio(key="turing-1-choice").value is None  # the next question, drawn by the fragment
     assert progress_text(at).startswith("Question 2 of 3")  # the progress bar is part of it
-    assert at.caption[0].value.startswith("Task 1 of 3")
+    assert progress_lines(at)[0].startswith("Task 1 of 3")
     answer(at, "turing", 1)
     assert runs == {"fragment": 2} and progress_text(at).startswith("Question 3 of 3")
     assert [a.question_index for a in harness.store.answers()] == [0, 1]
@@ -213,3 +217,45 @@ def test_only_a_new_question_drawn_by_the_fragment_is_brought_into_view(harness:
     answer(at, "turing", 1)
     [second] = scroll_scripts(at)
     assert second != first  # new HTML each time: the browser runs a script again only when its HTML changed
+
+
+# ----------------------------------------------------------------------------- what a click sends, and when
+
+
+def test_the_app_makes_streamlit_send_a_runs_messages_without_its_pause(harness: Harness, monkeypatch) -> None:
+    from streamlit.runtime import runtime
+
+    monkeypatch.setattr(runtime, "MESSAGE_FLUSH_INTERVAL_SECS", 0.005)  # Streamlit's own value
+    harness.app()
+    assert runtime.MESSAGE_FLUSH_INTERVAL_SECS == ui.FLUSH_INTERVAL_SECONDS == 0.0
+    # the setting works only while Streamlit's loop reads that module constant on every pass: an upgrade that
+    # stops doing so fails here instead of silently bringing the 5 ms back
+    loop = inspect.getsource(runtime.Runtime._loop_coroutine)
+    assert "await asyncio.sleep(MESSAGE_FLUSH_INTERVAL_SECS)" in loop
+
+
+def test_a_streamlit_without_the_flush_constant_is_left_alone_with_one_warning(monkeypatch, caplog) -> None:
+    from streamlit.runtime import runtime
+
+    monkeypatch.delattr(runtime, "MESSAGE_FLUSH_INTERVAL_SECS")
+    monkeypatch.delattr(ui.send_messages_promptly, "warned", raising=False)
+    with caplog.at_level(logging.WARNING, logger="evalkit.app"):
+        assert ui.send_messages_promptly() is False
+        assert ui.send_messages_promptly() is False
+    assert [r.getMessage() for r in caplog.records].count(
+        "this Streamlit has no runtime.MESSAGE_FLUSH_INTERVAL_SECS: answers are sent at its pace") == 1
+    assert not hasattr(runtime, "MESSAGE_FLUSH_INTERVAL_SECS")
+
+
+def test_the_cards_are_one_element_with_every_text_escaped_and_the_topic_above() -> None:
+    texts = ["<b>bold?</b> & 'quotes' \"too\"", "line one\n  line two", "Review C"]
+    body = ui.cards_html(["Review A", "Review B", "Review C"], texts, "Topic: <Laptops>", ".extra {x: 1;}")
+    root = lxml.html.fragment_fromstring(body, create_parent="div")
+    assert [p.text_content() for p in root.find_class("evalkit-topic")] == ["Topic: <Laptops>"]
+    cards = root.find_class("evalkit-card")
+    assert [c.find_class("evalkit-card-label")[0].text_content() for c in cards] == ["Review A", "Review B", "Review C"]
+    assert [c.find_class("evalkit-card-text")[0].text_content() for c in cards] == texts  # whitespace kept
+    assert "<b>" not in body and "&lt;b&gt;bold?&lt;/b&gt; &amp;" in body  # markup in a text stays text
+    assert root.find_class("evalkit-cards")[0].get("style") == "--evalkit-n: 3" and ".extra {x: 1;}" in body
+    assert lxml.html.fragment_fromstring(ui.cards_html(["A"], ["a"]), create_parent="div").find_class(
+        "evalkit-topic") == []  # no topic, no line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import evalkit.survey
 from evalkit.sampling import plan
 from evalkit.survey import current_step, record_choice, record_item_rating
-from tests.apptest.conftest import Harness, button, has_button, page_protos, texts
+from tests.apptest.conftest import Harness, button, card_texts, cards, has_button, page_protos, progress_lines, texts
 from tests.helpers import ROOT, SOURCES, XSS
 
 # ----------------------------------------------------------------------------- helpers
@@ -135,9 +136,7 @@ def test_triplet_question_renders_and_requires_a_choice(harness: Harness) -> Non
     session = session_of(harness, at)
     q = questions(harness, session)[0]
     assert at.subheader[0].value == "Which review was written by a real person?"
-    assert [t.value for t in at.text] == list(q.texts)
-    assert [m.value for m in at.markdown if m.value.startswith("**Review")] == [
-        "**Review A**", "**Review B**", "**Review C**"]
+    assert cards(at) == [(f"Review {label}", text) for label, text in zip("ABC", q.texts, strict=True)]
     assert "Question 1 of 3" in at.get("progress")[0].proto.text
     radio = at.radio(key="turing-0-choice")
     assert radio.value is None and radio.options == ["Review A", "Review B", "Review C"]
@@ -159,7 +158,7 @@ def test_triplet_answer_is_stored_with_its_source_and_the_next_question_follows(
     assert answer.review_source == q0.sources[1] and answer.sources == q0.sources
     assert answer.item_ids == q0.review_ids and answer.domain == q0.domain
     assert answer.time_spent_ms is not None and answer.time_spent_ms >= 0
-    assert [t.value for t in at.text] == list(q1.texts)
+    assert card_texts(at) == list(q1.texts)
     assert "Question 2 of 3" in at.get("progress")[0].proto.text
 
 
@@ -185,7 +184,7 @@ def test_refresh_or_new_tab_resumes_at_the_first_unanswered_question(harness: Ha
     again = harness.app(s=token)  # a refresh: new script session, same URL
     assert not again.exception
     assert again.query_params["s"] == token
-    assert [t.value for t in again.text] == list(q1.texts)
+    assert card_texts(again) == list(q1.texts)
     assert "Question 2 of 3" in again.get("progress")[0].proto.text
 
 
@@ -232,11 +231,13 @@ def test_untrusted_text_is_sent_as_plain_text(harness: Harness) -> None:
     session = session_of(harness, at)
     payload_questions = [q for q in questions(harness, session) if any(t.startswith(XSS) for t in q.texts)]
     assert payload_questions, "the token study puts the payload in every alpha question"
-    while not any(t.value.startswith(XSS) for t in at.text):
+    while not any(t.startswith(XSS) for t in card_texts(at)):
         at.radio[0].set_value("A")
         at.button[0].click().run()
-    [shown] = [t for t in at.text if t.value.startswith(XSS)]
-    assert shown.proto.body.startswith("<script>")  # st.text: shown verbatim, never parsed
+    assert any(card_texts(at) == list(q.texts) for q in payload_questions)  # read back whole, as text
+    [body] = [h.proto for h in at.get("html") if "evalkit-card" in h.proto.body]
+    assert html.escape(XSS) in body.body and not body.unsafe_allow_javascript  # sent escaped: text, never markup
+    assert "<script>" not in body.body and "<img" not in body.body
     for md in at.markdown:  # no element renders the payload as markdown or HTML
         assert "<script>" not in md.value and "127.0.0.1:9" not in md.value
 
@@ -381,11 +382,11 @@ def test_rating_validation_marks_missing_questions_and_clears_when_answered(harn
 
 def test_progress_is_below_100_until_the_rating_block_is_finished(harness: Harness) -> None:
     at, _ = to_rating(harness)
-    assert at.get("progress")[0].proto.text.startswith("Paper 1 of at least 1 · ")
+    assert progress_lines(at) == ("Task 3 of 3 · Rate an assessment", "Paper 1 of at least 1 · 71% of the study done")
     at.selectbox(key="novelty-0-item").select("paper0").run()
     fill_rating(at, 0, {"familiarity": 3, "specificity": 3, "factuality": 3})
     button(at, "Save and rate another paper").click().run()
-    text = at.get("progress")[0].proto.text
+    text = progress_lines(at)[1]
     assert text.startswith("Paper 2 (optional: the 1 required is done)") and "100%" not in text
     assert at.get("progress")[0].proto.value < 100
 
@@ -598,6 +599,6 @@ def test_choice_sits_with_the_cards_aligned_one_option_per_card(harness: Harness
 
     walk(form)
     joined = "\n".join(inside)
-    assert all(f"**Review {label}**" in joined for label in "ABC") and "turing-0-choice" in joined
+    assert all(f"Review {label}</p>" in joined for label in "ABC") and "turing-0-choice" in joined
     css = "\n".join(h.proto.body for h in at.get("html"))
     assert ".st-key-turing-0-choice" in css and "repeat(3," in css

@@ -69,8 +69,7 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     shots.capture("triplet-1")
     # each option sits under its card, starting at the card's left edge; the cards are equally tall
     def card(label: str):
-        return (page.get_by_test_id("stColumn").filter(has_text=f"Review {label}")
-                .get_by_test_id("stVerticalBlock").filter(has_text=f"Review {label}").last)
+        return page.get_by_test_id("evalkit-card").filter(has_text=f"Review {label}")
 
     for label in "ABC":
         option = page.get_by_test_id("stRadio").get_by_text(f"Review {label}", exact=True)
@@ -99,6 +98,9 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     shots.capture("triplet-3-after-refresh")
     page.set_viewport_size({"width": 420, "height": 1500})
     shots.capture("triplet-3-narrow")
+    boxes = [card(k).bounding_box() for k in "ABC"]  # on a phone the cards stand one under another
+    assert len({round(b["x"]) for b in boxes}) == 1 and boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"], boxes
+    assert all(b["width"] > 300 for b in boxes), boxes
     page.set_viewport_size({"width": 1280, "height": 1500})
     choose(page, "Review C")
     page.get_by_role("button", name="Next").click()
