@@ -14,6 +14,7 @@ import html
 import importlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -380,10 +381,17 @@ def text_card(label: str, text: str) -> None:
         st.text(text)
 
 
+def key_class(key: str) -> str:
+    """The CSS class Streamlit's frontend gives the element with widget or container key ``key``: "st-key-" and
+    the key with every character outside ``[a-zA-Z0-9_-]`` replaced by "-" (a task id may hold a ".")."""
+    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key.strip())
+
+
 def review_cards(question: Question, noun: str = "Review", *, topic: str | None = None, style: str = "") -> None:
     """The question's texts as equally tall bordered cards "Review A", "Review B", ... side by side (one
     under another on a narrow screen), drawn as one element, with a caption line ``topic`` above them if
-    given; ``style`` is more CSS sent with it (e.g. the layout of the widget under the cards).
+    given; ``style`` is more CSS sent with it (e.g. the layout of the widget under the cards): ours only,
+    never built from untrusted text.
 
     One ``st.html`` instead of columns holding a label and an ``st.text`` each: ten elements become one, and
     each element counts when a question is answered (README "Performance"). The texts are untrusted: each
@@ -465,14 +473,14 @@ def widgets_under_cards(key: str) -> None:
     (A card stretched to its row starts from a height of 0, so with widgets under it the column counts the
     card as empty and the card's text runs over what follows.)
     """
-    st.html(f"<style>.st-key-{key} [data-testid='stColumn'] > [data-testid='stVerticalBlock'] > "
+    st.html(f"<style>.{key_class(key)} [data-testid='stColumn'] > [data-testid='stVerticalBlock'] > "
             "[data-testid='stLayoutWrapper']:first-child {flex: 1 0 auto;}</style>")
 
 
 def stack_options_on_phone(key: str) -> None:
     """On a phone (narrow screen), the options of every radio inside container ``key`` stand one per line
     (a horizontal row of levels that wraps halfway reads as two scales)."""
-    st.html(f"<style>@media (max-width: 640px) {{.st-key-{key} [role='radiogroup'] "
+    st.html(f"<style>@media (max-width: 640px) {{.{key_class(key)} [role='radiogroup'] "
             "{flex-direction: column; align-items: flex-start;}}</style>")
 
 
@@ -482,10 +490,10 @@ def _align_choice_css(key: str, n: int, extra_row: bool = False) -> str:
 
     Plain CSS scoped to the widget's key class (``st-key-<key>``); the key carries no source names.
     """
-    last = f" .st-key-{key} [role='radiogroup'] > label:nth-child({n + 1}) {{grid-column: 1 / -1;}}" \
+    last = f" .{key_class(key)} [role='radiogroup'] > label:nth-child({n + 1}) {{grid-column: 1 / -1;}}" \
         if extra_row else ""
-    return (f".st-key-{key} [role='radiogroup'] {{display: grid; grid-template-columns: repeat({n}, minmax(0, 1fr)); "
-            f"column-gap: 1rem;}}{last}")
+    return (f".{key_class(key)} [role='radiogroup'] {{display: grid; "
+            f"grid-template-columns: repeat({n}, minmax(0, 1fr)); column-gap: 1rem;}}{last}")
 
 
 def choice_form(question: Question, key: str, label: str, noun: str, on_submit: Callable[[], None], *,
@@ -538,8 +546,15 @@ def progress_header(step: Step, what: str = "Question") -> None:
     the bar's own text (each element counts when a question is answered, README "Performance")."""
     assert step.task is not None
     fraction, text = progress_label(step, what)
-    title = step.task.title.replace("[", "\\[").replace("]", "\\]")  # inside :gray[...]
-    st.progress(fraction, text=f":gray[Task {step.task_number} of {step.n_tasks} · {title}]  \n{text}")
+    st.progress(fraction, text=f":gray[Task {step.task_number} of {step.n_tasks} · {bracket_safe(step.task.title)}]"
+                               f"  \n{text}")
+
+
+def bracket_safe(text: str) -> str:
+    """``text`` (the researcher's, e.g. a task title) ready to stand inside a markdown directive such as
+    ``:gray[...]``: one line, its backslashes and square brackets escaped, so it cannot close the directive
+    early or leave it open (other markdown in it stays markdown, as in any caption)."""
+    return re.sub(r"([\\\[\]])", r"\\\1", " ".join(text.splitlines()))
 
 
 def _dismissed_pause(session: Session) -> int | None:

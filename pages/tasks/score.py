@@ -85,9 +85,9 @@ def _scale(scale: Scale, key: str, n: int, missing: str | None) -> None:
                   step=1, key=key, on_change=_moved, args=(key,))
         moved = st.session_state.get(f"_{key}-moved", False)
         if not moved:  # greyed out, its number hidden: where it starts does not look like an answer
-            st.html(f"<style>.st-key-{key} [data-testid='stSlider'] [role='group'] "
+            st.html(f"<style>.{ui.key_class(key)} [data-testid='stSlider'] [role='group'] "
                     "{filter: grayscale(1); opacity: 0.55;} "
-                    f".st-key-{key} [data-testid='stSliderThumbValue'] {{visibility: hidden;}}</style>")
+                    f".{ui.key_class(key)} [data-testid='stSliderThumbValue'] {{visibility: hidden;}}</style>")
         with st.container(horizontal=True, wrap=False):  # the ends, and whether it counts yet (same height)
             st.caption(str(scale.min))
             st.caption("Scored" if moved else "Not scored yet: move the slider", text_alignment="center")

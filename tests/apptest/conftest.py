@@ -101,9 +101,12 @@ def texts(at: AppTest) -> str:
                  "success", "code"):
         parts.extend(str(e.value) for e in getattr(at, kind))
     parts.extend(e.proto.text for e in at.get("progress"))
-    for element in at.get("html"):  # the cards' topic, labels and texts, as a browser reads them
+    for element in at.get("html"):  # the cards' topic, labels and texts, as a browser shows them (no CSS)
         if "evalkit-card" in element.proto.body:
-            parts.append(lxml.html.fragment_fromstring(element.proto.body, create_parent="div").text_content())
+            root = lxml.html.fragment_fromstring(element.proto.body, create_parent="div")
+            for style in root.findall(".//style"):
+                style.drop_tree()
+            parts.append(root.text_content())
     return "\n".join(parts)
 
 

@@ -259,3 +259,20 @@ def test_the_cards_are_one_element_with_every_text_escaped_and_the_topic_above()
     assert root.find_class("evalkit-cards")[0].get("style") == "--evalkit-n: 3" and ".extra {x: 1;}" in body
     assert lxml.html.fragment_fromstring(ui.cards_html(["A"], ["a"]), create_parent="div").find_class(
         "evalkit-topic") == []  # no topic, no line
+
+
+def test_a_task_title_cannot_break_the_task_line_of_the_progress_bar() -> None:
+    # the line is ":gray[Task i of n · <title>]": a bracket or a backslash in the title must neither close the
+    # directive early nor leave it open (checked by eye in a browser: these render as typed, on one line)
+    assert ui.bracket_safe("Rate [beta] \\ x") == "Rate \\[beta\\] \\\\ x"
+    assert ui.bracket_safe("Ends with \\") == "Ends with \\\\"
+    assert ui.bracket_safe("Two\nlines") == "Two lines"
+    assert ui.bracket_safe("Spot the human") == "Spot the human"
+
+
+def test_css_for_a_key_names_the_class_streamlit_gives_it() -> None:
+    # Streamlit's frontend: "st-key-" + the key with every character outside [a-zA-Z0-9_-] replaced by "-"
+    assert ui.key_class("turing-0-choice") == "st-key-turing-0-choice"
+    assert ui.key_class("v1.2-0-choice") == "st-key-v1-2-0-choice"
+    css = ui._align_choice_css("v1.2-0-choice", 2, extra_row=True)
+    assert css.startswith(".st-key-v1-2-0-choice [role='radiogroup'] {display: grid;") and "v1.2" not in css

@@ -137,6 +137,8 @@ def test_triplet_question_renders_and_requires_a_choice(harness: Harness) -> Non
     q = questions(harness, session)[0]
     assert at.subheader[0].value == "Which review was written by a real person?"
     assert cards(at) == [(f"Review {label}", text) for label, text in zip("ABC", q.texts, strict=True)]
+    # all the cards are one element (each element counts when a question is answered), no st.text
+    assert len([h for h in at.get("html") if "evalkit-card" in h.proto.body]) == 1 and len(at.text) == 0
     assert "Question 1 of 3" in at.get("progress")[0].proto.text
     radio = at.radio(key="turing-0-choice")
     assert radio.value is None and radio.options == ["Review A", "Review B", "Review C"]
@@ -587,18 +589,17 @@ def test_choice_sits_with_the_cards_aligned_one_option_per_card(harness: Harness
     # the cards and the choice are in one form (no separate box), and the options are laid out as one
     # column per card, in the cards' order
     [form] = at.get("form")
-    inside: list[str] = []
+    inside: list = []
 
     def walk(node) -> None:
-        proto = getattr(node, "proto", None)
-        if proto is not None:
-            inside.append(str(proto))
+        inside.append(node)
         children = getattr(node, "children", None) or {}
         for child in (children.values() if isinstance(children, dict) else children):
             walk(child)
 
     walk(form)
-    joined = "\n".join(inside)
-    assert all(f"Review {label}</p>" in joined for label in "ABC") and "turing-0-choice" in joined
+    [cards_element] = [n for n in inside if getattr(n, "type", "") == "html" and "evalkit-card" in n.proto.body]
+    assert all(f"Review {label}</p>" in cards_element.proto.body for label in "ABC")
+    assert [n.key for n in inside if getattr(n, "type", "") == "radio"] == ["turing-0-choice"]
     css = "\n".join(h.proto.body for h in at.get("html"))
     assert ".st-key-turing-0-choice" in css and "repeat(3," in css

@@ -69,7 +69,8 @@ def test_a_new_evaluator_completes_the_whole_study(server, browser) -> None:
     shots.capture("triplet-1")
     # each option sits under its card, starting at the card's left edge; the cards are equally tall
     def card(label: str):
-        return page.get_by_test_id("evalkit-card").filter(has_text=f"Review {label}")
+        label_line = page.locator(".evalkit-card-label").get_by_text(f"Review {label}", exact=True)
+        return page.get_by_test_id("evalkit-card").filter(has=label_line)
 
     for label in "ABC":
         option = page.get_by_test_id("stRadio").get_by_text(f"Review {label}", exact=True)
