@@ -461,8 +461,9 @@ def item_question_header(ctx: Context, question_text: str) -> None:
     assert question is not None
     progress_header(ctx.step)
     st.subheader(question_text, anchor=False)
-    if question.domain:
-        st.caption(f"Topic: {ctx.loaded.study.domain_label(question.domain)}")
+    topic = topic_line(ctx, question)
+    if topic is not None:
+        st.caption(topic)
     item_card(question)
 
 

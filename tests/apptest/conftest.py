@@ -101,12 +101,10 @@ def texts(at: AppTest) -> str:
                  "success", "code"):
         parts.extend(str(e.value) for e in getattr(at, kind))
     parts.extend(e.proto.text for e in at.get("progress"))
-    for element in at.get("html"):  # the cards' topic, labels and texts, as a browser shows them (no CSS)
-        if "evalkit-card" in element.proto.body:
-            root = lxml.html.fragment_fromstring(element.proto.body, create_parent="div")
-            for style in root.findall(".//style"):
-                style.drop_tree()
-            parts.append(root.text_content())
+    for root in _card_elements(at):  # the cards' topic, labels and texts, as a browser shows them (no CSS)
+        for style in root.findall(".//style"):
+            style.drop_tree()
+        parts.append(root.text_content())
     return "\n".join(parts)
 
 
@@ -123,14 +121,18 @@ def cards(at: AppTest) -> list[tuple[str, str]]:
     """(label, text) of every card ``ui.review_cards`` drew in the last run, in order, as a browser reads them:
     the HTML parsed (lxml), so an escaped text comes back as the text itself."""
     found: list[tuple[str, str]] = []
-    for element in at.get("html"):
-        if "evalkit-card" not in element.proto.body:
-            continue
-        for card in lxml.html.fragment_fromstring(element.proto.body, create_parent="div").find_class("evalkit-card"):
+    for root in _card_elements(at):
+        for card in root.find_class("evalkit-card"):
             [label] = card.find_class("evalkit-card-label")
             [text] = card.find_class("evalkit-card-text")
             found.append((label.text_content(), text.text_content()))
     return found
+
+
+def _card_elements(at: AppTest) -> list[Any]:
+    """Each ``st.html`` of the last run that holds cards (``ui.review_cards``), parsed by lxml under one <div>."""
+    return [lxml.html.fragment_fromstring(e.proto.body, create_parent="div") for e in at.get("html")
+            if "evalkit-card" in e.proto.body]
 
 
 def card_texts(at: AppTest) -> list[str]:
