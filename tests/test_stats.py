@@ -445,8 +445,9 @@ def test_signed_rank_small_tied_samples_equal_the_brute_force_enumeration() -> N
 
 
 def test_signed_rank_equals_scipy_where_scipy_is_quick() -> None:
-    """Without ties (exact, n <= 50) and beyond n = 13 with ties (normal approximation with tie and continuity
-    corrections, zeros dropped), the p-value is scipy's ``wilcoxon(method="auto")``."""
+    """Without ties (exact, n <= 50) and beyond that (n > 50, or n > 13 with ties: normal approximation with tie
+    and continuity corrections, zeros dropped), the p-value is scipy's ``wilcoxon(method="auto",
+    correction=True)``."""
     from scipy import stats as sst
 
     rng = np.random.default_rng(50)
@@ -454,9 +455,34 @@ def test_signed_rank_equals_scipy_where_scipy_is_quick() -> None:
         for d in (rng.normal(size=n), (rng.integers(1, 6, n) - rng.integers(1, 6, n)).astype(float)):
             if n <= 13 and np.any(d == np.round(d)):
                 continue  # tied: scipy's slow permutation path, checked against enumeration above
-            expected = float(sst.wilcoxon(d, method="auto").pvalue)
+            expected = float(sst.wilcoxon(d, method="auto", correction=True).pvalue)
             assert wilcoxon_signed_rank(d, np.zeros(n)) == pytest.approx(expected, rel=1e-12), (n, d)
             assert paired_wilcoxon(d, np.zeros(n)).p_value == pytest.approx(expected, rel=1e-12), (n, d)
+
+
+def test_signed_rank_normal_approximation_has_the_continuity_correction() -> None:
+    """n = 30 pairs with tied differences (the normal approximation): the continuity correction of R's
+    ``wilcox.test(x, y, paired = TRUE, correct = TRUE, exact = FALSE)``, the reference (R's default), moves p
+    from 0.1711 (uncorrected, as scipy's default ``correction=False`` gave) to 0.1743."""
+    from scipy import stats as sst
+
+    # |d| = 1 twelve times (8 positive), 2 twelve times (6 positive), 3 five times (all positive), 4 once (negative)
+    d = np.array([1.0] * 8 + [-1] * 4 + [2] * 6 + [-2] * 6 + [3] * 5 + [-4])
+    n = len(d)
+    # R's formula: V = 298 (midranks 6.5, 18.5, 27, 30), sigma² = n(n+1)(2n+1)/24 − Σ(t³ − t)/48 (tie correction),
+    # z = (V − n(n+1)/4 − ½ sign) / sigma
+    sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24 - (2 * (12**3 - 12) + 5**3 - 5) / 48)
+    centred = 298 - n * (n + 1) / 4
+    corrected = 2 * sst.norm.sf((abs(centred) - 0.5) / sigma)
+    uncorrected = 2 * sst.norm.sf(abs(centred) / sigma)
+    assert (round(uncorrected, 4), round(corrected, 4)) == (0.1711, 0.1743)
+    assert corrected == pytest.approx(sst.wilcoxon(d, correction=True).pvalue, rel=1e-12)
+    r = paired_wilcoxon(d, np.zeros(n))
+    assert r.statistic == 298 and r.p_value == pytest.approx(corrected, rel=1e-12)
+    assert r.p_value != pytest.approx(uncorrected, rel=1e-3)
+    assert wilcoxon_signed_rank(d, np.zeros(n)) == pytest.approx(0.1743, abs=5e-5)
+    # the correction shrinks |z| toward 0 on either side: the differences reversed give the same p
+    assert paired_wilcoxon(-d, np.zeros(n)).p_value == pytest.approx(corrected, rel=1e-12)
 
 
 def _differences(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -708,6 +734,21 @@ def test_bt_bootstrap_is_seeded_and_checks_its_input() -> None:
         bradley_terry_bootstrap(ITEMS4, [0], [0], [1], confidence=1.5)
     with pytest.raises(ValueError, match="resamples"):
         bootstrap_indexes(3, 0)
+
+
+def test_bt_bootstrap_with_one_evaluator_has_no_interval() -> None:
+    """One evaluator: every resample would be the data themselves (a zero-width interval); there is nothing to
+    resample, so every interval is NaN, as the Plackett–Luce bootstrap reports it."""
+    ev, winner, loser = _comparisons(1, 40, seed=2)
+    one = bradley_terry_bootstrap(ITEMS4, ev, winner, loser, seed=0)
+    assert list(one["source"]) == ITEMS4 and one[["low", "high"]].isna().all().all()
+    # a second evaluator whose only judgment has weight 0 does not count; with a real one there are intervals
+    weight = np.append(np.ones(len(ev)), 0.0)
+    zero = bradley_terry_bootstrap(ITEMS4, np.append(ev, 1), np.append(winner, 0), np.append(loser, 1), weight)
+    assert zero[["low", "high"]].isna().all().all()
+    two_ev, two_w, two_l = _comparisons(2, 40, seed=2)
+    two = bradley_terry_bootstrap(ITEMS4, two_ev, two_w, two_l, seed=0)
+    assert not two[["low", "high"]].isna().any().any()
 
 
 def test_bt_bootstrap_source_that_never_wins_gets_minus_infinity() -> None:
@@ -1181,6 +1222,56 @@ def test_correlation_spearman_bonett_wright_example() -> None:
     c = correlation(x, y, "spearman")
     assert (c.r, c.low, c.high) == pytest.approx((0.8699639, 0.5840951, 0.9638297), abs=1e-7)
     assert correlation(HW_CX, HW_CY, "spearman").r == pytest.approx(0.6)  # R: rho 0.6
+
+
+def test_correlation_spearman_exact_p_for_few_points_r_tuna_example() -> None:
+    # R's ?cor.test tuna example (Hollander & Wolfe 1973, p. 187): cor.test(x, y, method = "spearman",
+    # alternative = "greater") -> S = 48, p-value = 0.0484, rho 0.6 (exact). correlation's p is two-sided
+    # (scipy's default alternative): twice that, R's cor.test(x, y, method = "spearman") -> p-value = 0.0968.
+    # scipy's t approximation gives 0.0876.
+    from scipy import stats as sst
+
+    c = correlation(HW_CX, HW_CY, "spearman")
+    assert c.r == pytest.approx(0.6) and c.p_value == pytest.approx(0.0968, abs=5e-5)
+    assert c.p_value == pytest.approx(2 * 0.0484, abs=1e-4) and c.p_method == "exact permutation"
+    assert sst.spearmanr(HW_CX, HW_CY).pvalue == pytest.approx(0.0876, abs=5e-5)  # what it was
+    # n = 10 is still exact; n = 11 is scipy's t approximation
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=11)
+    y = x + rng.normal(size=11)
+    assert correlation(x[:10], y[:10], "spearman").p_method == "exact permutation"
+    eleven = correlation(x, y, "spearman")
+    assert eleven.p_method == "t approximation" and eleven.p_value == sst.spearmanr(x, y).pvalue
+    # the other methods name theirs; no p, no method
+    assert correlation(HW_CX, HW_CY).p_method == "t"
+    assert correlation(HW_CX, HW_CY, "kendall").p_method == "exact"
+    assert correlation([1, 2, 2, 3, 4], [1, 3, 2, 5, 4], "kendall").p_method == "normal approximation"
+    assert correlation([1, 2, 3, 4, 5], [2, 2, 2, 2, 2], "spearman").p_method == ""
+    assert correlation([1, 2], [2, 1], "spearman").p_method == ""
+
+
+def test_spearman_exact_p_equals_scipys_permutation_test() -> None:
+    """The dynamic programme's distribution is the one scipy's exhaustive permutation test lists (n!
+    pairings), with ties too (the midranks' conditional distribution)."""
+    from scipy import stats as sst
+
+    from evalkit.stats import _spearman_exact_p
+
+    rng = np.random.default_rng(21)
+    cases = [(np.arange(3.0), np.array([2.0, 0, 1])), (np.array([1.0, 2, 2, 3]), np.array([4.0, 1, 3, 2]))]
+    cases += [(rng.integers(0, 4, n).astype(float), rng.integers(0, 4, n).astype(float)) for n in (4, 5, 6, 7)
+              for _ in range(3)]
+    cases += [(rng.normal(size=n), rng.normal(size=n)) for n in (5, 7)]
+    checked = 0
+    for x, y in cases:
+        if len(np.unique(x)) < 2 or len(np.unique(y)) < 2:
+            continue
+        expected = sst.permutation_test((x,), lambda v, y=y: sst.spearmanr(v, y).statistic,
+                                        permutation_type="pairings", n_resamples=np.inf).pvalue
+        assert _spearman_exact_p(x, y) == pytest.approx(expected, rel=1e-9), (x, y)
+        assert correlation(x, y, "spearman").p_value == pytest.approx(expected, rel=1e-9)
+        checked += 1
+    assert checked >= 10
 
 
 def test_correlation_kendall() -> None:
