@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from .datasets import Review
     from .items import Item, ItemSet
     from .sampling import Question
-    from .store import Answer, Session, Store
+    from .store import Answer, Progress, Session, Store
 
-__all__ = ["CHECK_TYPES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
+__all__ = ["CHECK_TYPES", "OUTCOMES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
            "completion_code", "correct", "parse_task_checks", "passes", "record_check", "session_outcome",
            "skip_tutorial", "validate_checks"]
 
@@ -458,13 +458,30 @@ def pending_feedback(store: Store, session: Session, question: Question) -> Chec
 # ----------------------------------------------------------------------------- outcome
 
 
+#: A session's outcome (:func:`session_outcome`): ``passed``; ``failed`` its attention checks; ``full``: it could
+#: not get work (the k-per-item queue had nothing left for it); ``incomplete``: it ended without the judgments or
+#: the attention checks its plan asked for (e.g. a time limit ran out before its first judgment).
+OUTCOMES = ("passed", "failed", "full", "incomplete")
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """A session's attention checks: how many were answered, how many failed, and whether it passed."""
+    """A session's attention checks: how many were answered, how many failed, whether it passed, and why not.
+
+    ``required``: the attention checks the session had to answer (None when its plan was not given);
+    ``judged``: the judgments it made, check questions left out (None likewise); ``status``: one of
+    :data:`OUTCOMES`."""
 
     checks: int
     failed: int
     passed: bool
+    required: int | None = None
+    judged: int | None = None
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            object.__setattr__(self, "status", "passed" if self.passed else "failed")
 
 
 def passes(failed: int, max_failed_checks: int) -> bool:
@@ -472,16 +489,51 @@ def passes(failed: int, max_failed_checks: int) -> bool:
     return failed <= max_failed_checks
 
 
-def session_outcome(answers: Sequence[Answer], max_failed_checks: int) -> Outcome:
+def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions: Sequence[Question] | None = None,
+                    progress: Progress | None = None, limit: str | None = None) -> Outcome:
     """Pass or fail from a session's stored answers: more failed attention checks (first try wrong) than
-    ``max_failed_checks`` fails. Tutorial questions never fail a session (they teach)."""
+    ``max_failed_checks`` fails. Tutorial questions never fail a session (they teach).
+
+    With the session's plan (``questions``) and ``progress``, passing also needs work done: at least one
+    judgment (an answer to a question that is not a check, or a rated item) when the plan has questions to
+    judge, and an answer to every attention check the plan asks for. A queued task that ran out before the
+    evaluator's first judgment in it asks for none of its checks (:func:`evalkit.tasks.base.open_checks`).
+    A session with no judgment whose queued task ran out is ``full``; one that ended without its judgments or
+    checks otherwise is ``incomplete``. A ``[study.session]`` ``limit`` that ended the session excuses the
+    checks it did not reach (the evaluator is not at fault), not the judgment."""
     attention = [a for a in answers if a.check == "attention"]
     failed = sum(1 for a in attention if not a.check_passed)
-    return Outcome(len(attention), failed, passes(failed, max_failed_checks))
+    if questions is None or progress is None:
+        return Outcome(len(attention), failed, passes(failed, max_failed_checks))
+    judged_in: dict[str, int] = {}
+    for a in answers:
+        if a.check is None:
+            judged_in[a.task] = judged_in.get(a.task, 0) + 1
+    judged = sum(judged_in.values()) + sum(len(rated) for rated in progress.rated.values())
+    ran_out = {q.task for q in questions if q.task in progress.finished and q.check is None}
+    asked = [q for q in questions if q.check is not None and q.check.type == "attention"
+             and not (q.task in ran_out and not judged_in.get(q.task))]  # (see open_checks)
+    answered = {(a.task, a.question_index) for a in attention}
+    missing = sum(1 for q in asked if (q.task, q.index) not in answered)
+    required = len(asked)
+    if not passes(failed, max_failed_checks):
+        status = "failed"
+    elif judged == 0 and any(q.check is None for q in questions):
+        status = "full" if ran_out else "incomplete"
+    elif missing and limit is None:
+        status = "incomplete"
+    else:
+        status = "passed"
+    return Outcome(len(attention), failed, status == "passed", required, judged, status)
 
 
 def completion_code(study: Study, outcome: Outcome) -> str | None:
-    """The study-level code for this outcome (``completion_code_pass`` / ``completion_code_fail``), or None for a
-    per-session code (no code configured for this outcome)."""
+    """The study-level code for this outcome, ``""`` for no code at all, or None for a per-session code.
+
+    ``passed``: ``completion_code_pass``; ``failed`` and ``incomplete``: ``completion_code_fail``; ``full``:
+    ``completion_code_full`` (a platform's screen-out code), else no code (the evaluator is asked to return
+    the study). An outcome without a configured code gets a per-session code, except ``full``."""
+    if outcome.status == "full":
+        return study.completion_code_full
     code = study.completion_code_pass if outcome.passed else study.completion_code_fail
     return code or None

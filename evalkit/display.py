@@ -27,6 +27,7 @@ COLUMN_LABELS: dict[str, str] = {
     "completed_at": "Completed",
     "completed": "Finished",
     "ended_by": "Ended by limit",
+    "outcome": "Outcome",
     "answers": "Answers",
     "total_time_s": "Total (s)",
     "median_time_s": "Median (s)",

@@ -18,12 +18,14 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pandas as pd
-
+from .checks import OUTCOMES
 from .store import Participant, Session, Store
 from .text import safe_cell, strip_controls
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The query parameters of a private link.
 PARTICIPANT_PARAM = "participant"
@@ -296,6 +298,18 @@ class ParticipantStatus:
     session_id: str = ""
     started_at: str = ""
     completed_at: str = ""
+    #: how a finished session ended (:data:`evalkit.checks.OUTCOMES`; "" when not finished or not stored)
+    outcome: str = ""
+
+    @property
+    def flag(self) -> str:
+        """What a researcher should look at: a finished session that got no queued judgment (the study was full)
+        or that completed without its attention checks or judgments; "" otherwise."""
+        return OUTCOME_FLAGS.get(self.outcome, "")
+
+
+#: how status listings name the outcomes that need a look (:attr:`ParticipantStatus.flag`)
+OUTCOME_FLAGS = {"full": "no queued judgment (study full)", "incomplete": "without its checks or judgments"}
 
 
 def participant_statuses(participants: Sequence[Participant], sessions: Sequence[Session]) -> list[ParticipantStatus]:
@@ -310,9 +324,11 @@ def participant_statuses(participants: Sequence[Participant], sessions: Sequence
         if s is None:
             out.append(ParticipantStatus(p.participant_id, p.note, p.created_at, "not started"))
         else:
+            outcome = s.meta.get("outcome", "") if s.completed_at else ""
             out.append(ParticipantStatus(p.participant_id, p.note, p.created_at,
                                          "finished" if s.completed_at else "not finished", s.session_id,
-                                         s.started_at, s.completed_at or ""))
+                                         s.started_at, s.completed_at or "",
+                                         outcome if outcome in OUTCOMES else ""))
     return out
 
 
@@ -330,10 +346,13 @@ def status_counts(statuses: Sequence[ParticipantStatus]) -> dict[str, int]:
 
 def status_frame(statuses: Sequence[ParticipantStatus]) -> pd.DataFrame:
     """The statuses as a table (participant, note, status, session, started, finished)."""
+    import pandas as pd  # (here: the CLI's other commands and `check` need not load pandas)
+
     return pd.DataFrame(
         [{"participant_id": s.participant_id, "note": s.note, "status": s.status, "session": s.session_id[:8],
-          "started_at": s.started_at or None, "completed_at": s.completed_at or None} for s in statuses],
-        columns=["participant_id", "note", "status", "session", "started_at", "completed_at"])
+          "started_at": s.started_at or None, "completed_at": s.completed_at or None, "flag": s.flag}
+         for s in statuses],
+        columns=["participant_id", "note", "status", "session", "started_at", "completed_at", "flag"])
 
 
 def status_text(statuses: Sequence[ParticipantStatus]) -> str:
@@ -347,6 +366,10 @@ def status_text(statuses: Sequence[ParticipantStatus]) -> str:
             lines += ["", f"{status.capitalize()} ({len(rows)}):"]
             lines += [f"  {s.participant_id}" + (f"  {strip_controls(s.note)}" if s.note else "")
                       + (f"  (started {s.started_at})" if s.started_at else "") for s in rows]
+    flagged = [s for s in statuses if s.flag]
+    if flagged:
+        lines += ["", f"Finished, but look at these ({len(flagged)}):"]
+        lines += [f"  {s.participant_id}  {s.flag}" for s in flagged]
     return "\n".join(lines) + "\n"
 
 
@@ -354,8 +377,9 @@ def statuses_csv(statuses: Sequence[ParticipantStatus]) -> str:
     """Every participant's status as CSV (cells safe to open in a spreadsheet)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["participant_id", "note", "status", "session_id", "invited_at", "started_at", "completed_at"])
+    writer.writerow(["participant_id", "note", "status", "session_id", "invited_at", "started_at", "completed_at",
+                     "outcome"])
     for s in statuses:
         writer.writerow([safe_cell(s.participant_id), safe_cell(s.note), s.status, s.session_id, s.invited_at,
-                         s.started_at, s.completed_at])
+                         s.started_at, s.completed_at, s.outcome])
     return out.getvalue()

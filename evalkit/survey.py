@@ -11,13 +11,15 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import time
 import urllib.parse
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from .checks import completion_code, session_outcome
+from .checks import OUTCOMES, completion_code, session_outcome
 from .config import Study, Task
 from .sampling import Question
 from .store import Progress, Session, Store
@@ -42,6 +44,7 @@ __all__ = [
     "limit_reached",
     "missing_scores",
     "on_session_end",
+    "outcome_of",
     "participant_resume",
     "pause_due",
     "pause_text",
@@ -51,6 +54,7 @@ __all__ = [
     "record_slider",
     "redirect_script",
     "session_step",
+    "sweep_abandoned",
 ]
 
 #: Crowdsourcing query parameters captured on the consent page (Prolific's names).
@@ -220,23 +224,54 @@ def completion_link(study: Study, code: str) -> str | None:
     return study.completion_url.replace("{code}", urllib.parse.quote(code, safe=""))
 
 
-def finish_session(store: Store, study: Study, session_id: str, limit: str | None = None) -> Session:
-    """Complete a session (idempotent) with the code its outcome earns: ``completion_code_pass`` when it passed
-    its attention checks (:func:`evalkit.checks.session_outcome`), ``completion_code_fail`` when it failed, a
-    per-session code when the study has no code for that outcome. The first completion decides and is stored
-    (``sessions.completion_code``); later visits get the same code.
+def finish_session(store: Store, study: Study, session_id: str, limit: str | None = None,
+                   questions: Sequence[Question] | None = None) -> Session:
+    """Complete a session (idempotent) with the code its outcome earns (:func:`evalkit.checks.session_outcome`,
+    :func:`evalkit.checks.completion_code`): ``completion_code_pass`` when it passed, ``completion_code_fail``
+    when it failed its attention checks or ended without the work its plan asked for, ``completion_code_full``
+    (or no code) when it could not get work because the queue was full, a per-session code when the study has
+    no code for that outcome. The first completion decides and is stored (``sessions.completion_code``, and
+    ``meta["outcome"]``, one of :data:`evalkit.checks.OUTCOMES`); later visits get the same code.
 
-    ``limit`` (``"time"`` / ``"questions"``, from :func:`session_step`): a ``[study.session]`` limit ended the
-    session early. The evaluator is not at fault, so the code is decided the same way (the pass code unless
-    they failed the checks they answered), and ``meta["limit"]`` records why it ended, in the same
-    transaction. Then :func:`on_session_end` runs."""
+    ``questions`` (the session's plan; the done page always gives it): with it, the pass code also needs every
+    attention check of the plan answered and at least one judgment. ``limit`` (``"time"`` / ``"questions"``,
+    from :func:`session_step`): a ``[study.session]`` limit ended the session early. The evaluator is not at
+    fault, so the checks it did not reach are not asked for, and ``meta["limit"]`` records why it ended, in the
+    same transaction. Then :func:`on_session_end` runs."""
     if limit is not None and limit not in LIMITS:
         raise ValueError(f"limit must be one of {LIMITS} or None, got {limit!r}")
-    outcome = session_outcome(store.answers(session_id), study.max_failed_checks)
-    session = store.complete_session(session_id, completion_code(study, outcome),
-                                     meta={"limit": limit} if limit else None)
-    on_session_end(store, session, failed=not outcome.passed)
+    progress = store.progress(session_id) if questions is not None else None
+    outcome = session_outcome(store.answers(session_id), study.max_failed_checks, questions, progress, limit)
+    meta: dict[str, str] = {"limit": limit} if limit else {}
+    if questions is not None:
+        meta["outcome"] = outcome.status
+    session = store.complete_session(session_id, completion_code(study, outcome), meta=meta or None)
+    on_session_end(store, session, failed=session.meta.get("outcome", outcome.status) == "failed")
     return session
+
+
+def outcome_of(session: Session) -> str:
+    """The outcome stored when the session completed (:func:`finish_session`): one of
+    :data:`evalkit.checks.OUTCOMES`, or ``""`` (not completed, or completed before outcomes were stored)."""
+    value = session.meta.get("outcome", "")
+    return value if value in OUTCOMES else ""
+
+
+#: how often one process looks for abandoned sessions (:func:`sweep_abandoned`), in seconds
+ABANDON_SWEEP_SECONDS = 60.0
+_last_sweep: weakref.WeakKeyDictionary[Store, float] = weakref.WeakKeyDictionary()
+
+
+def sweep_abandoned(store: Store, study: Study, *, now: float | None = None) -> list[str]:
+    """Mark sessions with nothing recorded ``[study.session] abandon_minutes`` after their start as abandoned
+    (:meth:`Store.abandon_idle`): at most once a minute per store in this process (the consent page calls it on
+    every visit; when there is nothing to do, the look-up is one read). Returns the tokens abandoned."""
+    minutes = study.session.abandon_minutes
+    at = time.monotonic() if now is None else now
+    if not minutes or at - _last_sweep.get(store, -math.inf) < ABANDON_SWEEP_SECONDS:
+        return []
+    _last_sweep[store] = at
+    return store.abandon_idle(minutes * 60)
 
 
 def on_session_end(store: Store, session: Session, *, failed: bool = False) -> None:
@@ -251,9 +286,13 @@ def on_session_end(store: Store, session: Session, *, failed: bool = False) -> N
     store.release_claims(session.session_id, answered=failed)
 
 
-def done_text(limit: object) -> str:
+def done_text(limit: object, outcome: str = "") -> str:
     """The done screen's first line: the usual thanks, or, when a ``[study.session]`` limit ended the session
-    (``limit`` from its meta), that the limit was reached and the answers are saved."""
+    (``limit`` from its meta), that the limit was reached and the answers are saved; for a session that could
+    not get work (``outcome`` ``"full"``), that the study filled up and to return it."""
+    if outcome == "full":
+        return ("Thank you for your time. Every text in this study already has all the judgments it needs, so "
+                "there is nothing left for you to do.")
     if limit == "time":
         return ("Thanks - you reached the time limit of this study, so it ends here; your answers are saved. "
                 "You can close this page.")

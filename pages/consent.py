@@ -8,17 +8,20 @@ import streamlit as st
 
 import ui
 from evalkit.invite import INVITED_META, check_link, invited_resume
-from evalkit.missing import AGREE_LABEL, NAME_LABEL, consent_problems
+from evalkit.missing import NAME_LABEL, agree_label, consent_problems
 from evalkit.queue import is_full
 from evalkit.store import ParticipantHasSession
-from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume
+from evalkit.survey import EXTERNAL_ID_PARAMS, participant_resume, sweep_abandoned
 
 log = logging.getLogger("evalkit.app")
+#: The words of every refused start of a participant id: one that already has a session (when the link opens, or
+#: when "Start" is clicked on a stale page) and an open study's PROLIFIC_PID that is an invited id (refused only at
+#: "Start": until then it looks like any other id, so nobody can list the invited ids by trying them).
 PARTICIPANT_HAS_SESSION = (
-    "This participant ID already has a session in this study, so a second one cannot be started. To continue "
-    "where you left off, open the study again from the recruiting platform (e.g. your Prolific dashboard) or use "
-    "the address your browser showed while you were taking part (it contains \"?s=\"). If you think this is a "
-    "mistake, please contact the research team.")
+    "This participant ID already has a session in this study or is reserved, so a new session cannot be started "
+    "here. To continue where you left off, open the study again from the recruiting platform (e.g. your Prolific "
+    "dashboard) or use the address your browser showed while you were taking part (it contains \"?s=\"). If you "
+    "think this is a mistake, please contact the research team.")
 
 
 INVALID_LINK = (
@@ -38,11 +41,12 @@ INVITED_ID_TAKEN = (
 
 def participant_has_session_notice() -> None:
     """Shown when a link carries the participant id of an existing session but not its own SESSION_ID."""
-    st.warning(PARTICIPANT_HAS_SESSION)
+    st.error(PARTICIPANT_HAS_SESSION)  # a refused start: red, like every failure (README "Messages")
 
 loaded, store = ui.load()
 study = loaded.study
 state = store.survey_state()
+sweep_abandoned(store, study)  # sessions whose browser never got its token give their slot back (once a minute)
 
 if state == "ended":
     st.title(study.title)
@@ -54,15 +58,22 @@ if state == "ended":
 token = ui.token() or st.session_state.get("_created")
 if token is not None:
     session = store.get_session(token)
-    if session is None:
+    if session is not None and session.status == "abandoned":  # nothing was ever recorded for it: start afresh
+        st.session_state.pop("_created", None)
+        st.query_params.pop(ui.TOKEN_PARAM, None)
+    elif session is None:
         st.title(study.title)
         ui.unknown_session_notice()
         st.stop()
-    ui.go(ui.step_of(loaded, store, session)[0], session.session_id)
+    else:
+        ui.go(ui.step_of(loaded, store, session)[0], session.session_id)
 
 # A private link of an invited participant (python -m evalkit invite): the key proves who opens it.
-link = check_link(store, {k: v for k, v in st.query_params.items() if isinstance(v, str)}, study.participants)
-if link.outcome in ("invalid", "reserved", "required"):
+query = {k: v for k, v in st.query_params.items() if isinstance(v, str)}
+link = check_link(store, query, study.participants)
+# An open study's PROLIFIC_PID that is an invited id ("reserved") gets the page every id gets, and is refused only
+# at "Start" (see _start), with the words of every refused start: the page tells nobody which ids are invited.
+if link.outcome in ("invalid", "required"):
     st.title(study.title)
     st.error(INVITED_ONLY if link.outcome == "required" else INVALID_LINK)
     st.stop()
@@ -78,7 +89,7 @@ if invited:
         ui.go(ui.step_of(loaded, store, earlier)[0], earlier.session_id)
     elif decision == "refuse":
         st.title(study.title)
-        st.warning(INVITED_ID_TAKEN)
+        st.error(INVITED_ID_TAKEN)
         st.stop()
 elif external_id:
     earlier = store.find_session(external_id)
@@ -150,6 +161,9 @@ def _start() -> None:
     if is_full(store, study):  # the last slot went while this page was open
         ui.flash("info", STUDY_FULL)
         return
+    if not invited and check_link(store, query, study.participants).outcome == "reserved":
+        ui.flash("error", PARTICIPANT_HAS_SESSION)  # an invited id starts only from its private link
+        return
     user_agent = (st.context.headers.get("User-Agent", "") or "") if study.record_user_agent else ""
     try:  # one transaction: two tabs of one participant clicking at once still make one session
         session = store.create_session(
@@ -163,7 +177,7 @@ def _start() -> None:
             st.session_state["_created"] = exc.session.session_id
             st.query_params[ui.TOKEN_PARAM] = exc.session.session_id
         else:
-            ui.flash("warning", INVITED_ID_TAKEN if invited else PARTICIPANT_HAS_SESSION)
+            ui.flash("error", INVITED_ID_TAKEN if invited else PARTICIPANT_HAS_SESSION)
         return
     st.session_state["_created"] = session.session_id
     st.query_params[ui.TOKEN_PARAM] = session.session_id
@@ -172,20 +186,23 @@ def _start() -> None:
 ui.show_flash()
 marks = problems() if st.session_state.get("_consent_tried") else {}  # checked again on each click (a form)
 with st.form("consent"):
-    st.checkbox(AGREE_LABEL, key="consent_agree")
-    if "agree" in marks:
-        st.error(marks["agree"], icon=":material/error:")
+    # "the information above" only when there is some (a study without a consent file: README "Consent")
+    st.checkbox(agree_label(bool(study.consent_text.strip())), key="consent_agree")
+    if "agree" in marks:  # a yellow "what is missing" mark, hidden as soon as the box is ticked
+        ui.missing_mark(marks["agree"], "consent_agree")
+        ui.clear_mark_when_checked("consent_agree")
     if invited:
         st.caption("You opened your personal invitation link, so your name is optional.")
         st.text_input(f"{NAME_LABEL} (optional)", key="consent_name", max_chars=100)
     elif external_id:
         st.caption("Your participant ID was received from the recruiting platform, so your name is optional.")
         st.text_input(f"{NAME_LABEL} (optional)", key="consent_name", max_chars=100)
-    else:
-        st.text_input(NAME_LABEL, key="consent_name", max_chars=100,
+    else:  # (the placeholder lets the browser hide the name's mark once something is typed)
+        st.text_input(NAME_LABEL, key="consent_name", max_chars=100, placeholder="A first name is enough",
                       help="Used only to tell participants apart; it is never published.")
     if "name" in marks:
-        st.error(marks["name"], icon=":material/error:")
+        ui.missing_mark(marks["name"], "consent_name")
+        st.html(f"<style>{ui.clear_mark_css('consent_name', 'input:not(:placeholder-shown)')}</style>")
     st.form_submit_button("Start the study", type="primary", on_click=start)
 
 st.button("I do not want to take part", type="tertiary",

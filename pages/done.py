@@ -1,26 +1,38 @@
 """Completion: thanks (saying so when a time or question limit ended the study), the completion code (pass /
 fail / per-session, decided on the server) and, if configured, the link back to the platform with an automatic
-redirect."""
+redirect. A session that could not get work (the queue was full) is told the study is full and gets no pass
+code: the study's ``completion_code_full`` when it has one, else a request to return the study."""
 
 import streamlit as st
 
 import ui
-from evalkit.survey import completion_link, done_text, finish_session, redirect_script
+from evalkit.survey import completion_link, done_text, finish_session, outcome_of, redirect_script
 
 ctx = ui.enter("done")
 study = ctx.loaded.study
-code, limit = "", None
+session = None
 with ui.calm_errors("done"):  # (also when this page runs without app.py's guard, as after a switch)
-    # idempotent: the same code on every visit; the outcome is decided from the stored answers; a session
-    # ended by a [study.session] limit keeps that in its meta
-    session = finish_session(ctx.store, study, ctx.session.session_id, ctx.step.limit)
-    code, limit = session.completion_code or "", session.meta.get("limit")
-if not code:
+    # idempotent: the same code on every visit; the outcome is decided from the stored answers and the plan; a
+    # session ended by a [study.session] limit keeps that in its meta
+    session = finish_session(ctx.store, study, ctx.session.session_id, ctx.step.limit, ctx.questions)
+if session is None:
     st.stop()
+code, limit, outcome = session.completion_code or "", session.meta.get("limit"), outcome_of(session)
 
-st.title("Thank you!", anchor=False)
-st.write(done_text(limit))
-st.markdown("Your completion code:")
+if outcome == "full":
+    st.title("This study is full", anchor=False)
+    st.write(done_text(limit, outcome))
+    if not code:
+        st.warning("**Please return this study** on the recruiting platform (on Prolific: \"Return submission\"). "
+                   "There is no completion code to enter.", icon=":material/undo:")
+        st.stop()
+    st.markdown("Please submit the study with this code, so that you are paid for your time:")
+elif not code:
+    st.stop()
+else:
+    st.title("Thank you!", anchor=False)
+    st.write(done_text(limit, outcome))
+    st.markdown("Your completion code:")
 st.code(code, language=None)
 link = completion_link(study, code)
 if link:

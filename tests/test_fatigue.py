@@ -25,6 +25,7 @@ from evalkit.survey import (
     pause_text,
     record_choice,
     session_step,
+    sweep_abandoned,
 )
 from tests.apptest.test_checks_app import crowd
 from tests.helpers import make_token_study
@@ -66,12 +67,34 @@ def test_the_keys_are_optional_and_read(tmp_path: Path) -> None:
     ("max_minutes = true", "[study.session]: key 'max_minutes': must be an integer, got a boolean True"),
     ("pause_evry = 10", "key 'pause_evry': is not a known setting (did you mean 'pause_every'?)"),
     ("max_questions = 10", "key 'max_questions': is not a known setting"),
+    ("abandon_minutes = -1", "[study.session]: key 'abandon_minutes': must be at least 0, got -1"),
 ])
 def test_bad_values_name_the_key(tmp_path: Path, text: str, needle: str) -> None:
     config = with_limits(make_token_study(tmp_path), text)
     with pytest.raises(ConfigError) as err:
         load_study(config)
     assert needle in str(err.value) and str(err.value).startswith("config.toml: ")
+
+
+def test_abandon_minutes_default_and_the_throttled_sweep(tmp_path: Path) -> None:
+    """``[study.session] abandon_minutes`` (default 60, 0 = never); the consent page's sweep asks the store at most
+    once a minute per store."""
+    from tests.test_store_contract import raw
+
+    assert load_study(make_token_study(tmp_path / "a")).session.abandon_minutes == 60
+    study = load_study(with_limits(make_token_study(tmp_path / "b"), "abandon_minutes = 1"))
+    assert study.session.abandon_minutes == 1
+    never = load_study(with_limits(make_token_study(tmp_path / "c"), "abandon_minutes = 0"))
+    db = str(tmp_path / "db.sqlite")
+    an_hour_ago = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    with open_store(db) as store:
+        first, second = (store.create_session(study_version="v") for _ in range(2))
+        raw(db, f"UPDATE sessions SET started_at = '{an_hour_ago}' WHERE session_id = '{first.session_id}'")
+        assert sweep_abandoned(store, never, now=0.0) == []  # 0: never
+        assert sweep_abandoned(store, study, now=1000.0) == [first.session_id]
+        raw(db, f"UPDATE sessions SET started_at = '{an_hour_ago}' WHERE session_id = '{second.session_id}'")
+        assert sweep_abandoned(store, study, now=1030.0) == []  # within a minute of the last sweep: not asked
+        assert sweep_abandoned(store, study, now=1061.0) == [second.session_id]
 
 
 def test_a_session_key_that_is_not_a_table_is_refused(tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ from evalkit.invite import (
     private_link,
     read_ids_csv,
     reissue,
+    status_frame,
     status_text,
+    statuses_csv,
 )
 from evalkit.store import Participant, Session, open_store
 from tests.helpers import ROOT, copy_demo
@@ -176,6 +178,23 @@ def test_statuses_and_their_text() -> None:
     text = status_text(statuses)
     assert text.startswith("Invited participants: 3 · not started 2 · not finished 1 · finished 0")
     assert "Not started (2):\n  P1  lab[2J\n  P3\n" in text and "Not finished (1):\n  P2  (started 2026-01-02" in text
+
+
+def test_statuses_mark_sessions_that_finished_without_work_or_checks() -> None:
+    people = [Participant(pid, "h", "", "t") for pid in ("P1", "P2", "P3", "P4")]
+    sessions = [session("P1", completed=True, meta={"outcome": "passed"}),
+                session("P2", completed=True, meta={"outcome": "full"}),
+                session("P3", completed=True, meta={"outcome": "incomplete"}),
+                session("P4", meta={"outcome": "full"})]  # (not finished: no outcome yet)
+    statuses = participant_statuses(people, sessions)
+    assert [s.flag for s in statuses] == ["", "no queued judgment (study full)", "without its checks or judgments",
+                                          ""]
+    text = status_text(statuses)
+    assert ("Finished, but look at these (2):\n  P2  no queued judgment (study full)\n"
+            "  P3  without its checks or judgments\n") in text
+    rows = list(csv.DictReader(io.StringIO(statuses_csv(statuses))))
+    assert [r["outcome"] for r in rows] == ["passed", "full", "incomplete", ""]
+    assert list(status_frame(statuses)["flag"]) == [s.flag for s in statuses]
 
 
 def test_the_participants_key_of_the_config(tmp_path: Path) -> None:

@@ -488,3 +488,39 @@ def test_claims_releases_and_expiries_racing_keep_the_counts_true(store: Store, 
         store.release_claims(sid, now=3000.0)
     assert_counts_are_live_claims()
     assert store.queue_status("t", 2).judged == len(store.answers())
+
+
+# ----------------------------------------------------------------------------- abandoned sessions (issue 25)
+
+
+def test_sessions_with_nothing_recorded_are_abandoned_and_give_back_claims_and_arrivals(store: Store) -> None:
+    """An orphan (its browser never got the token) holds a claim and an arrival: after the idle time it is marked
+    abandoned in one transaction, its claim goes back to the queue, its arrival goes to the next session, and its
+    participant id may start again; sessions with something recorded, completed ones and young ones stay."""
+    from datetime import UTC, datetime, timedelta
+
+    store.add_queue_units("t", ["u1", "u2"])
+    worked = store.create_session(study_version="v", evaluator_name="worked")  # arrival 0
+    orphan = store.create_session(study_version="v", external_id="PID7")  # arrival 1
+    done = store.create_session(study_version="v")  # arrival 2
+    assert store.claim("t", orphan.session_id, 0, k=1, expire_seconds=HOUR) == "u1"
+    store.finish_task(worked.session_id, "form")  # something recorded
+    store.complete_session(done.session_id)
+    assert store.abandon_idle(3600) == []  # nobody is an hour old yet
+    later = datetime.now(UTC) + timedelta(hours=2)
+    young = store.create_session(study_version="v")  # arrival 3; started "now", an hour is not over at `later - 2h`
+    assert store.abandon_idle(3600, now=later - timedelta(minutes=90)) == []
+    assert sorted(store.abandon_idle(3600, now=later)) == sorted([orphan.session_id, young.session_id])
+    assert store.get_session(orphan.session_id).status == "abandoned"
+    assert store.get_session(worked.session_id).status == "active"
+    assert store.get_session(done.session_id).status == "completed"
+    assert store.queue_status("t", 1).live == 0  # the orphan's claim is back
+    assert [e["detail"]["to"] for e in store.admin_log() if e["action"] == "session_status"] == ["abandoned"] * 2
+    assert store.find_session("PID7") is None  # the participant may start again
+    again = store.create_session(study_version="v", external_id="PID7", one_per_participant=True)
+    assert again.meta["arrival"] == 1  # the lowest arrival given back first
+    assert store.create_session(study_version="v").meta["arrival"] == 3  # then the young one's
+    assert store.create_session(study_version="v").meta["arrival"] == 4  # then counting on, no gap, no repeat
+    assert store.abandon_idle(3600, now=later - timedelta(minutes=90)) == []  # the new ones are young
+    assert store.get_session(orphan.session_id).status == "abandoned"
+    assert store.claim("t", again.session_id, 0, k=1, expire_seconds=HOUR) == "u1"

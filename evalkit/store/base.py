@@ -32,7 +32,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -114,7 +114,11 @@ COLUMNS = {
 SESSION_TABLES = ("evaluations", "ratings", "task_status", "form_answers", "check_tries", "claims")
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
-SESSION_STATUSES = ("active", "completed", "excluded", "trashed")
+#: ``abandoned``: nothing was recorded for a long time after the session started (:meth:`Store.abandon_idle`)
+SESSION_STATUSES = ("active", "completed", "excluded", "trashed", "abandoned")
+#: the tables whose rows mean "something was recorded for this session" (an answer, a rating, a form's answers, a
+#: try of a check, a finished block); a session with none of them can be abandoned
+RECORDED = ("evaluations", "ratings", "form_answers", "check_tries", "task_status")
 #: ``queue_units.taken`` of a retired unit (:meth:`Store.retire_queue_unit`): never below any k, never counted
 RETIRED = 1 << 30
 SURVEY_STATES = ("open", "paused", "ended")
@@ -569,7 +573,8 @@ class Store(abc.ABC):
         turns on the count (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: an advisory lock held to the commit,
         :meth:`_lock_arrivals`), so sessions started at the same instant get distinct, consecutive arrivals.
         A session deleted for good lowers the count, so a later one may repeat an arrival (the balance and
-        the deal are then a little less exact; nothing breaks).
+        the deal are then a little less exact; nothing breaks). The arrival of an abandoned session
+        (:meth:`abandon_idle`) is given to the next session that starts, so the deal misses no slot.
         """
         if seed is None:
             seed = secrets.randbits(32)
@@ -588,12 +593,66 @@ class Store(abc.ABC):
                 if earlier is not None:
                     raise ParticipantHasSession(earlier)
             self._lock_arrivals(conn)
-            arrival = int(self._exec(conn, "SELECT COUNT(*) AS n FROM sessions").fetchone()["n"])
+            arrival = self._free_arrival(conn)
+            if arrival is None:  # (every arrival given so far is held by a session that is not abandoned)
+                arrival = int(self._exec(conn, "SELECT COUNT(*) AS n FROM sessions WHERE status <> 'abandoned'")
+                              .fetchone()["n"])
             row["meta"] = json.dumps({**dict(meta or {}), "arrival": arrival}, sort_keys=True)
             self._exec(conn, f"INSERT INTO sessions ({', '.join(COLUMNS['sessions'])}) VALUES "
                              f"({', '.join('?' * len(COLUMNS['sessions']))})",
                        [row[c] for c in COLUMNS["sessions"]])
         return Session.from_row(row)
+
+    def _free_arrival(self, conn: Any) -> int | None:
+        """Inside a write transaction, arrivals locked: take the lowest arrival an abandoned session gave back."""
+        row = self._exec(conn, "SELECT value FROM settings WHERE key = 'free_arrivals'").fetchone()
+        free = sorted(json.loads(row["value"])) if row and row["value"] else []
+        if not free:
+            return None
+        self._put_setting(conn, "free_arrivals", json.dumps(free[1:]))
+        return int(free[0])
+
+    @retried
+    def abandon_idle(self, idle_seconds: float, *, now: datetime | None = None) -> list[str]:
+        """Mark ``abandoned`` every active session that started more than ``idle_seconds`` before ``now`` and has
+        nothing recorded (:data:`RECORDED`): a browser that never received its token (the server was killed
+        between creating the session and sending it), or an evaluator who left before their first answer.
+
+        In one transaction each gives its claims back to the queues and its arrival number to the next session
+        that starts (:meth:`create_session`), and the admin log says so. An abandoned session's token no longer
+        opens the survey and its participant id may start again (nothing of it is lost: it has nothing). Returns
+        the abandoned sessions' tokens."""
+        cutoff = (now or datetime.now(UTC)) - timedelta(seconds=float(idle_seconds))
+        cutoff_iso = cutoff.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        nothing = " ".join(f"AND NOT EXISTS (SELECT 1 FROM {t} x WHERE x.session_id = s.session_id)"
+                           for t in RECORDED)
+        idle_sql = ("SELECT session_id, meta FROM sessions s WHERE status = 'active' AND completed_at IS NULL "
+                    f"AND started_at < ? {nothing}")
+        with self._read() as conn:
+            if not self._exec(conn, idle_sql + " LIMIT 1", (cutoff_iso,)).fetchall():
+                return []  # the usual case: one cheap read
+        gone: list[str] = []
+        with self._write() as conn:
+            self._lock_arrivals(conn)  # (arrivals, then each session's row, then the queues: the order of a claim)
+            row = self._exec(conn, "SELECT value FROM settings WHERE key = 'free_arrivals'").fetchone()
+            free = set(json.loads(row["value"])) if row and row["value"] else set()
+            for idle in self._exec(conn, idle_sql + " ORDER BY started_at, session_id", (cutoff_iso,)).fetchall():
+                sid = idle["session_id"]
+                self._require_locked(conn, sid)
+                still = self._exec(conn, idle_sql + " AND s.session_id = ?",
+                                   (cutoff_iso, sid)).fetchone()  # (an answer may have come meanwhile)
+                if still is None:
+                    continue
+                self._exec(conn, "UPDATE sessions SET status = 'abandoned' WHERE session_id = ?", (sid,))
+                self._release(conn, sid, answered_too=True)
+                arrival = (json.loads(still["meta"]) if still["meta"] else {}).get("arrival")
+                if isinstance(arrival, int) and not isinstance(arrival, bool) and arrival >= 0:
+                    free.add(arrival)
+                self._log(conn, "system", "session_status", {"session_id": sid, "from": "active", "to": "abandoned"})
+                gone.append(sid)
+            if gone:
+                self._put_setting(conn, "free_arrivals", json.dumps(sorted(free)))
+        return gone
 
     def _lock_participant(self, conn: Any, external_id: str) -> None:  # noqa: B027 - SQLite's BEGIN IMMEDIATE does it
         """Inside a write transaction: make concurrent starts of one participant take turns."""
@@ -623,14 +682,15 @@ class Store(abc.ABC):
         """Mark a session completed and give it a completion code; idempotent (same code every time).
 
         ``code``: the code to give (a study-level pass or fail code, see :mod:`evalkit.checks`); None: a new
-        per-session code. ``meta``: keys added to the session's ``meta`` in the same transaction (e.g.
+        per-session code; ``""``: no code (a session that could not get work, when the study has no
+        ``completion_code_full``). ``meta``: keys added to the session's ``meta`` in the same transaction (e.g.
         ``{"limit": "time"}`` for a session ended by a limit). The first completion decides: a later call
         returns the stored code and meta and changes nothing."""
         with self._write() as conn:
             row = self._require(conn, session_id)
             if row["completed_at"] is None:
                 status = "completed" if row["status"] == "active" else row["status"]
-                given = code or row["completion_code"] or new_completion_code()
+                given = code or row["completion_code"] or (None if code == "" else new_completion_code())
                 merged = {**(json.loads(row["meta"]) if row["meta"] else {}), **dict(meta or {})}
                 self._exec(conn, "UPDATE sessions SET completed_at = ?, completion_code = ?, status = ?, meta = ? "
                                  "WHERE session_id = ? AND completed_at IS NULL",
@@ -650,7 +710,7 @@ class Store(abc.ABC):
             # k-per-item queues count only judgments the statistics count: a session taken out (excluded,
             # trashed) gives its claims back, answered ones too; one brought back takes its answered ones again
             # (a unit can then have k + 1)
-            left_out = ("excluded", "trashed")
+            left_out = ("excluded", "trashed", "abandoned")
             if status in left_out and old["status"] not in left_out:
                 self._release(conn, session_id, answered_too=True)
             elif status not in left_out and old["status"] in left_out:
@@ -667,7 +727,8 @@ class Store(abc.ABC):
             return self._find(conn, external_id.strip())
 
     def _find(self, conn: Any, external_id: str) -> Session | None:
-        row = self._exec(conn, "SELECT * FROM sessions WHERE external_id = ? AND status <> 'trashed' "
+        row = self._exec(conn, "SELECT * FROM sessions WHERE external_id = ? AND status NOT IN ('trashed', "
+                               "'abandoned') "
                                "ORDER BY started_at DESC, session_id DESC LIMIT 1", (external_id,)).fetchone()
         return Session.from_row(row) if row else None
 

@@ -6,7 +6,7 @@ import pytest
 
 from evalkit.invite import invite
 from evalkit.store import Store, Unavailable
-from tests.apptest.conftest import Harness, button, has_button, texts
+from tests.apptest.conftest import Harness, button, has_button, leaves, texts
 from tests.apptest.test_results_page import results_app, unlock
 
 
@@ -83,11 +83,29 @@ def test_an_invited_only_study_without_a_link_starts_nobody(harness: Harness) ->
     assert harness.store.sessions() == []
 
 
-def test_an_open_study_does_not_let_a_prolific_id_take_an_invited_id(harness: Harness) -> None:
+def shown(at) -> list[tuple[str, object]]:
+    """What a page shows, element by element (widgets by key, buttons by label), for comparing two pages."""
+    return leaves(at, button_labels=True)
+
+
+def test_an_invited_id_in_an_open_studys_link_looks_like_any_other_until_start(harness: Harness) -> None:
+    """Invited ids cannot be listed by trying ?PROLIFIC_PID=...: the page is the one every id gets; "Start" refuses
+    it, with the words of every refused start (a stale page whose participant id got a session meanwhile)."""
     key = links(harness, "P01")["P01"]
-    at = harness.app(PROLIFIC_PID="P01", STUDY_ID="st", SESSION_ID="se")
-    assert "This invitation link is not valid" in texts(at) and not has_button(at, "Start the study")
-    assert harness.store.sessions() == []
+    invited = harness.app(PROLIFIC_PID="P01", STUDY_ID="st", SESSION_ID="se")
+    stranger = harness.app(PROLIFIC_PID="X77", STUDY_ID="st", SESSION_ID="se")
+    assert not invited.exception and shown(invited) == shown(stranger)
+    assert texts(invited) == texts(stranger) and "not valid" not in texts(invited)
+    agree(invited)
+    button(invited, "Start the study").click().run()
+    assert not invited.exception and harness.store.sessions() == [] and "s" not in invited.query_params
+    [refused] = invited.error
+    stale = agree(harness.app(PROLIFIC_PID="X88", STUDY_ID="st", SESSION_ID="se"))  # a refused start of another id:
+    harness.store.create_session(study_version="v", external_id="X88", meta={"session_id": "other"})
+    button(stale, "Start the study").click().run()  # X88 got a session while this page was open
+    assert [e.value for e in stale.error] == [refused.value]  # the same words, the same colour
+    assert "already has a session in this study or is reserved" in refused.value
+    assert [s.external_id for s in harness.store.sessions()] == ["X88"]
     # an id used before it was invited: its session is not handed to the private link
     harness.store.create_session(study_version="v", external_id="P02", meta={"session_id": "se"})
     other = links(harness, "P02")["P02"]

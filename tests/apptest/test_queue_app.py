@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit.queue import parse_unit
+from evalkit.queue import parse_unit, register
 from tests.apptest.conftest import Harness, button, texts
 from tests.apptest.test_item_kinds import N_ITEMS, assert_no_secrets, shown_texts, study, task_toml
 
@@ -91,3 +91,44 @@ def test_an_answered_claim_counts_as_a_judgment_when_the_study_ends(make_harness
     assert not at.exception and "Thank you" in texts(at)
     status = h.store.queue_status("block", 1)
     assert (status.judged, status.live) == (1, 0)
+
+
+def test_an_evaluator_who_got_no_work_sees_the_study_is_full_and_no_pass_code(make_harness, tmp_path) -> None:
+    """The queued block is the study's only task: a session opened before the queue filled (the evaluator waited on
+    the first page) ends with the "study is full" screen: no pass code, a request to return the study."""
+    config = study(tmp_path, task_toml("compare", systems=PAIR, questions=N_ITEMS, judgments_per_item=1),
+                   after=False)
+    config.write_text(config.read_text().replace("[study]\n", '[study]\ncompletion_code_pass = "CPASS1"\n', 1))
+    h = make_harness(config=config)
+    late = h.store.create_session(study_version=h.loaded.version, evaluator_name="Bo")  # waits on the first page
+    first = begin(h, "Ada")
+    for i in range(N_ITEMS):
+        first.radio(key=f"block-{i}-choice").set_value("A")
+        button(first, "Next").click().run()
+    assert "Thank you" in texts(first) and "CPASS1" in texts(first)  # the one who judged passes
+    at = h.app(s=late.session_id)
+    assert not at.exception
+    shown = texts(at)
+    assert "This study is full" in shown and "Please return this study" in shown and "CPASS1" not in shown
+    assert not at.code  # no code at all
+    assert h.store.get_session(late.session_id).meta["outcome"] == "full"
+
+
+def test_a_full_studys_screen_out_code_is_given_when_configured(make_harness, tmp_path) -> None:
+    config = study(tmp_path, task_toml("compare", systems=PAIR, questions=N_ITEMS, judgments_per_item=1),
+                   after=False)
+    config.write_text(config.read_text().replace(
+        "[study]\n", '[study]\ncompletion_code_pass = "CPASS1"\ncompletion_code_full = "CFULL1"\n', 1))
+    h = make_harness(config=config)
+    late = h.store.create_session(study_version=h.loaded.version, evaluator_name="Bo")
+    hog = h.store.create_session(study_version=h.loaded.version, evaluator_name="hog")
+    register(h.store, h.loaded.study, h.loaded.item_sets)  # (the app does it on its first run)
+    claimed_now = 0
+    while h.store.claim("block", hog.session_id, claimed_now, k=1, expire_seconds=600) is not None:
+        claimed_now += 1
+    assert claimed_now == N_ITEMS  # live claims fill the queue too
+    at = h.app(s=late.session_id)
+    if "This study is full" not in texts(at):  # the task's instructions first
+        button(at, "Begin").click().run()
+    assert not at.exception
+    assert "This study is full" in texts(at) and [c.value for c in at.code] == ["CFULL1"]

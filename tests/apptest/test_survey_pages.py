@@ -10,7 +10,17 @@ import pytest
 import evalkit.survey
 from evalkit.sampling import plan
 from evalkit.survey import current_step, record_choice, record_item_rating
-from tests.apptest.conftest import Harness, button, card_texts, cards, has_button, page_protos, progress_lines, texts
+from tests.apptest.conftest import (
+    Harness,
+    button,
+    card_texts,
+    cards,
+    has_button,
+    leaves,
+    page_protos,
+    progress_lines,
+    texts,
+)
 from tests.helpers import ROOT, SOURCES, XSS
 
 # ----------------------------------------------------------------------------- helpers
@@ -70,7 +80,7 @@ def test_consent_refused_creates_no_session(harness: Harness) -> None:
     at.text_input(key="consent_name").input("Ada")
     at.button[0].click().run()  # "Start the study" without ticking the box
     assert not at.exception
-    assert "tick the box" in at.error[0].value
+    assert "tick the box" in at.warning[0].value and not at.error  # what is missing: yellow
     assert "s" not in at.query_params
     assert harness.store.sessions() == []
 
@@ -87,7 +97,7 @@ def test_missing_name_is_refused(harness: Harness) -> None:
     at = harness.app()
     at.checkbox(key="consent_agree").check()
     at.button[0].click().run()
-    assert "enter your name" in at.error[0].value
+    assert "enter your name" in at.warning[0].value
     assert harness.store.sessions() == []
 
 
@@ -144,7 +154,7 @@ def test_triplet_question_renders_and_requires_a_choice(harness: Harness) -> Non
     assert radio.value is None and radio.options == ["Review A", "Review B", "Review C"]
     at.button[0].click().run()  # "Next" without a choice
     assert not at.exception
-    assert "choose one of the reviews" in at.error[0].value
+    assert "choose one of the reviews" in at.warning[0].value and not at.error
     assert harness.store.answers() == []
 
 
@@ -201,6 +211,23 @@ def test_unknown_or_malformed_token_shows_a_friendly_message(harness: Harness, b
         at.switch_page(page).run()
         assert not at.exception
         assert "could not find your session" in texts(at)
+
+
+def test_an_abandoned_session_says_it_expired_and_its_link_starts_afresh(harness: Harness) -> None:
+    """A session with nothing recorded long after its start is abandoned (Store.abandon_idle, issue 25): its token
+    shows the expired notice on the question and done screens, and the consent page offers a new start."""
+    from datetime import UTC, datetime, timedelta
+
+    at = start(harness)
+    token = at.query_params["s"]
+    assert harness.store.abandon_idle(60, now=datetime.now(UTC) + timedelta(hours=1)) == [token]
+    for page in ("pages/survey.py", "pages/done.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+        assert "This session has expired" in texts(at) and at.page_link[0].proto.label == "Start the study"
+    fresh = harness.app(s=token)  # the link again: the consent form, not the old session
+    assert not fresh.exception and fresh.checkbox(key="consent_agree") is not None
+    assert "s" not in fresh.query_params
 
 
 def test_no_source_label_or_review_id_reaches_the_browser(harness: Harness) -> None:
@@ -261,7 +288,7 @@ def test_pairwise_choice_stores_left_and_right_sources(harness: Harness) -> None
     assert at.subheader[0].value == "Which sounds more natural and realistic?"
     assert at.radio(key="natural-0-choice").options == ["Review A", "Review B"]
     at.button[0].click().run()
-    assert "choose one" in at.error[0].value
+    assert "choose one" in at.warning[0].value
     at.radio(key="natural-0-choice").set_value("B")
     at.button[0].click().run()
     [answer] = harness.store.answers(task="natural")
@@ -276,15 +303,15 @@ def test_pairwise_slider_accept_and_reject(make_harness) -> None:
     slider = at.slider(key="natural-0-slider")
     assert (slider.min, slider.max, slider.value) == (-100, 100, 0)
     labels = [b.label for b in at.button]
-    assert "Accept: both are acceptable" in labels and "Reject: neither is acceptable" in labels
-    accept = button(at, "Accept: both are acceptable")
+    assert "Accept: both are suitable" in labels and "Reject: both are unsuitable" in labels
+    accept = button(at, "Accept: both are suitable")
     accept.click().run()  # slider left at 0: a positive draw
     assert not at.exception
     first = h.store.answers(task="natural")[0]
     assert first.response == "0" and first.detail == {"button": "accept", "outcome": "positive_draw"}
     assert first.review_source is None and (first.left_source, first.right_source) == q0.sources
     at.slider(key="natural-1-slider").set_value(-40)
-    reject = button(at, "Reject: neither is acceptable")
+    reject = button(at, "Reject: both are unsuitable")
     reject.click().run()
     second = h.store.answers(task="natural")[1]
     assert second.response == "-40" and second.detail == {"button": "reject", "outcome": "left"}
@@ -295,7 +322,7 @@ def test_pairwise_slider_accept_and_reject(make_harness) -> None:
 def test_slider_draw_at_zero_with_reject_is_a_negative_draw(make_harness) -> None:
     h = make_harness(response="slider")
     at, _ = to_pairwise(h)
-    reject = button(at, "Reject: neither is acceptable")
+    reject = button(at, "Reject: both are unsuitable")
     reject.click().run()
     assert h.store.answers(task="natural")[0].detail == {"button": "reject", "outcome": "negative_draw"}
 
@@ -332,7 +359,7 @@ def test_rating_flow_select_view_rate_and_finish(harness: Harness) -> None:
     assert at.radio(key="novelty-0-familiarity").options[4] == "5 · Know it in depth"
     finish = button(at, "Save and finish")
     finish.click().run()
-    assert "3 questions have no score yet" in at.error[0].value
+    assert "3 questions have no score yet" in at.warning[-1].value
     assert harness.store.ratings() == []
     fill_rating(at, 0, {"familiarity": 4, "specificity": 2, "factuality": 5})
     at.text_area(key="novelty-0-comment").input("Clear enough.")
@@ -349,32 +376,33 @@ def test_rating_flow_select_view_rate_and_finish(harness: Harness) -> None:
     assert at.link_button[0].proto.url == f"https://example.org/done?cc={done.completion_code}"
 
 
-MARK = ":red[**Please choose a score for this question.**]"
+MARK = "Please choose a score for this question."
 
 
 def marked(at) -> list[str]:
-    """The rating questions marked as missing: the question text shown right before each mark."""
-    values = [m.value for m in at.markdown]
-    return [values[k - 1] for k, v in enumerate(values) if v == MARK]
+    """The rating questions marked as missing: the question text shown right before each mark (a warning)."""
+    drawn = [(kind, value) for kind, value in leaves(at) if kind in ("markdown", "warning")]
+    return [drawn[k - 1][1] for k, (kind, value) in enumerate(drawn) if kind == "warning" and value == MARK]
 
 
 def test_rating_validation_marks_missing_questions_and_clears_when_answered(harness: Harness) -> None:
     at, _ = to_rating(harness)
     at.selectbox(key="novelty-0-item").select("paper1").run()
-    assert marked(at) == [] and not at.error  # nothing is marked before a save was tried
+    assert marked(at) == [] and not at.warning  # nothing is marked before a save was tried
     fill_rating(at, 0, {"specificity": 2})
     button(at, "Save and finish").click().run()
     assert not at.exception and harness.store.ratings() == []
     assert marked(at) == ["**Familiarity.** How familiar are you with this paper?",
                           "**Factuality.** How accurate is it?"]
-    [error] = at.error
-    assert error.value == "2 questions have no score yet: they are marked in red above."
+    assert not at.error  # what is missing is yellow, like the marks
+    error = at.warning[-1]
+    assert error.value == "2 questions have no score yet: they are marked above."
     assert "Specificity" not in error.value  # no list of every criterion
     at.radio(key="novelty-0-familiarity").set_value(5).run()  # answering clears its mark at once
     assert marked(at) == ["**Factuality.** How accurate is it?"]
-    assert at.error[0].value.startswith("1 question has no score yet")
+    assert at.warning[-1].value.startswith("1 question has no score yet")
     at.radio(key="novelty-0-factuality").set_value(1).run()
-    assert marked(at) == [] and not at.error  # all answered: the message is gone before saving
+    assert marked(at) == [] and not at.warning  # all answered: the message is gone before saving
     assert at.radio(key="novelty-0-specificity").value == 2  # earlier answers kept across the reruns
     button(at, "Save and finish").click().run()
     assert not at.exception and at.title[0].value == "Thank you!"

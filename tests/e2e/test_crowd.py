@@ -43,11 +43,24 @@ def shot(page: Any, name: str) -> None:
 
 
 def answer(page: Any, q: Question, system: str | None) -> None:
-    """Choose the response of ``system`` (a check question's, whose order the plan knows), or Response A."""
+    """Choose the reply of ``system`` (a check question's, whose order the plan knows), or Reply A."""
     label = "A" if system is None else q.labels[q.sources.index(system)]
-    page.get_by_test_id("stRadio").get_by_text(f"Response {label}", exact=True).click()
+    page.get_by_test_id("stRadio").get_by_text(f"Reply {label}", exact=True).click()  # the task's output_label
     page.get_by_role("button", name="Next", exact=True).click()
     wait_for_app_run(page)
+
+
+def begin_as(page: Any, url: str, pid: str) -> str:
+    """Open the study as Prolific participant ``pid``, agree, start, and open the background form; the token."""
+    page.goto(f"{url}/?PROLIFIC_PID={pid}&STUDY_ID=crowd1&SESSION_ID=se-{pid}")
+    wait_for_app_run(page)
+    page.get_by_text("I agree to take part").click()
+    page.get_by_role("button", name="Start the study").click()
+    wait_for_app_run(page)
+    token = token_of(page.url)
+    page.get_by_role("button", name="Begin").click()  # the background form's instructions
+    wait_for_app_run(page)
+    return token
 
 
 def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: str, width: int,
@@ -65,15 +78,8 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
     page = context.new_page()
     tag = "pass" if checks_right else "fail"
     try:
-        page.goto(f"{url}/?PROLIFIC_PID={pid}&STUDY_ID=crowd1&SESSION_ID=se-{pid}")
-        wait_for_app_run(page)
-        page.get_by_text("I agree to take part").click()
-        page.get_by_role("button", name="Start the study").click()
-        wait_for_app_run(page)
-        token = token_of(page.url)
+        token = begin_as(page, url, pid)
         expect(page.get_by_role("heading", name="About you")).to_be_visible()  # the background form first
-        page.get_by_role("button", name="Begin").click()
-        wait_for_app_run(page)
         page.get_by_label("What is your native language?").fill(f"Language of {pid}")
         page.get_by_label("What is your native language?").press("Tab")
         wait_for_app_run(page)
@@ -192,3 +198,64 @@ def results_page(browser: Any, url: str) -> None:
             shot(page, f"results-evaluators-{width}")
         finally:
             context.close()
+
+
+def test_a_participant_who_waits_on_the_form_until_the_study_fills_gets_no_pass_code(start_app, browser,
+                                                                                        tmp_path) -> None:
+    """Issue 25: open the study early, wait on the background form while others take every judgment, continue.
+    The practice question (and any attention check planned before the first queued question) may still be shown;
+    then the study is full: no pass code, no redirect, a request to return the study, the outcome stored."""
+    from playwright.sync_api import expect
+
+    config = crowd_copy(tmp_path)
+    database = tmp_path / "crowd.sqlite"
+    url = start_app(config, database, "crowd-full")
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    visited: list[str] = []
+    context.route(PLATFORM + "/**", lambda route: visited.append(route.request.url) or route.fulfill(
+        status=200, content_type="text/html", body="<h1>Prolific</h1>"))
+    page = context.new_page()
+    try:
+        token = begin_as(page, url, "WAIT1")  # the background form, left open while others work
+        with open_store(database) as store:  # 18 evaluators' worth of claims: every unit has k = 3 (live claims)
+            for n in range(3):
+                other = store.create_session(study_version="other", evaluator_name=f"other{n}")
+                taken = 0
+                while store.claim("replies", other.session_id, taken, k=3, expire_seconds=1800) is not None:
+                    taken += 1
+                assert taken == 24
+            assert store.queue_status("replies", 3).full
+        page.get_by_label("What is your native language?").fill("Dutch")
+        page.get_by_label("What is your native language?").press("Tab")
+        wait_for_app_run(page)
+        page.get_by_test_id("stRadio").get_by_text("Native", exact=True).click()
+        wait_for_app_run(page)
+        page.get_by_role("button", name="Continue").click()
+        wait_for_app_run(page)
+        if page.get_by_role("button", name="Begin").count():  # the task's instructions
+            page.get_by_role("button", name="Begin").click()
+            wait_for_app_run(page)
+        loaded = open_study(config, database=database)
+        with open_store(database) as store:
+            session = store.get_session(token)
+        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
+        for q in questions:  # the checks before the first queued question, if any; never a queued one
+            if q.check is None:
+                break
+            answer(page, q, "good")
+        expect(page.get_by_role("heading", name="This study is full")).to_be_visible()
+        expect(page.get_by_text("Please return this study")).to_be_visible()
+        html = page.content()
+        assert "C1A2B3" not in html and "C9FAIL" not in html
+        assert page.get_by_test_id("stCode").count() == 0
+        shot(page, "full-390")
+        page.set_viewport_size({"width": 1280, "height": 900})
+        shot(page, "full-1280")
+        page.wait_for_timeout(4000)  # longer than redirect_seconds: no redirect
+        assert visited == [] and token_of(page.url) == token
+    finally:
+        context.close()
+    with open_store(database) as store:
+        done = store.get_session(token)
+        assert done.completed_at and done.completion_code is None and done.meta["outcome"] == "full"
+        assert [a for a in store.answers(token) if not a.check] == []  # no judgment was made
