@@ -14,14 +14,12 @@ import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .analysis import Options, Report, analyse, evaluations_csv, items_of, load_frames, ratings_csv
 from .balance import audit, audit_lines
 from .checks import TaskChecks
 from .config import ConfigError, LoadedStudy, RatingTask, Study, load_study, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
-from .export import latex_table, markdown_report, results_csv
 from .invite import (
     InviteError,
     check_base_url,
@@ -35,11 +33,16 @@ from .invite import (
     statuses_of,
 )
 from .items import ItemSet
-from .queue import units
+from .queue import count_units
 from .sampling import PlanError, plan
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 from .tasks import kind_of
-from .tasks.form_analysis import forms_csv
+
+if TYPE_CHECKING:
+    from .analysis import Report
+
+# The analysis and the exports (pandas, scipy: a second and 150 MB) are imported by the commands that use them,
+# so `check` on a large items file holds little more than the items (README "Performance", benchmark 10).
 
 
 def database_secret() -> str | None:
@@ -114,7 +117,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         questions = [q for q in planned if kind_of(q.kind).source == "pools"]  # only these are length-matched
         total += len(questions)
         unmatched += sum(not q.matched for q in questions)
-    warnings: list[str] = []
+    warnings: list[str] = loaded.warnings()  # absolute paths outside the study folder, missing outputs
+    if not study.consent_text.strip():  # the consent page then only asks "I agree to take part in this study."
+        warnings.append("The study has no consent text ([study] consent): evaluators are asked to agree to take part "
+                        "without being told what the study is, who runs it or what is recorded. Write it in a "
+                        "markdown file and name that file in [study] consent.")
     if args.samples and total:
         share = unmatched / total if total else 0.0
         print(f"Length matching over {args.samples} sample plans: {unmatched} of {total} questions "
@@ -144,7 +151,7 @@ def queue_outline(task: Any, items: Mapping[Path, ItemSet], study_seed: int) -> 
     spec = kind_of(task.kind).queue_spec(task)
     if spec is None:
         return ""
-    n = len(units(task, items, study_seed))
+    n = count_units(task, items)
     questions = task.source.questions
     return (f"; items from a queue shared by all evaluators: {n} units (item and systems) x {spec.k} judgments = "
             f"{n * spec.k} judgments, filled by about {math.ceil(n * spec.k / questions)} evaluators of {questions} "
@@ -298,10 +305,12 @@ def _reissue(args: argparse.Namespace, database: str | Path, base_url: str) -> i
 
 
 def _report(args: argparse.Namespace) -> Report:
+    from .analysis import Options, analyse, items_of, load_frames
+
     items = items_of(open_study(args.config)) if args.config else None  # the items' automatic metrics
     store = _open_db(args.db)
     try:
-        options = Options(completed_only=args.completed_only, fast_ms=args.fast_ms,
+        options = Options(completed_only=args.completed_only, fast_ms=args.fast_ms or Options.fast_ms,
                           familiarity_weighted=args.familiarity_weighted,
                           exclude_failed_checks=not args.keep_failed_checks,
                           include_check_questions=args.with_check_questions)
@@ -312,6 +321,8 @@ def _report(args: argparse.Namespace) -> Report:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the results (the same numbers as the results page) as Markdown, LaTeX or CSV."""
+    from .export import latex_table, markdown_report, results_csv
+
     report = _report(args)
     text = {"markdown": markdown_report, "latex": latex_table, "csv": results_csv}[args.format](report)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -319,14 +330,18 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write all evaluations, ratings or form answers as CSV (CERA column names first)."""
+    """Write all evaluations, ratings, scores (one row per score, numeric) or form answers as CSV."""
+    from .analysis import evaluations_csv, load_frames, ratings_csv
+    from .export import scores_csv
+    from .tasks.form_analysis import forms_csv
+
     store = _open_db(args.db)
     try:
         if args.what == "forms":
             text = forms_csv(store)
         else:
             frames = load_frames(store, full=True)
-            text = evaluations_csv(frames) if args.what == "evaluations" else ratings_csv(frames)
+            text = {"evaluations": evaluations_csv, "ratings": ratings_csv, "scores": scores_csv}[args.what](frames)
     finally:
         store.close()
     if args.output == "-":
@@ -403,7 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
     p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
-    p.add_argument("--fast-ms", type=int, default=Options.fast_ms, help="flag answers faster than this (ms)")
+    p.add_argument("--fast-ms", type=int, default=None,
+                   help="flag answers faster than this (ms; default: the results page's, 2000)")
     p.add_argument("--familiarity-weighted", action="store_true", help="weight rating means by familiarity")
     p.add_argument("--keep-failed-checks", action="store_true",
                    help="count evaluators who failed their attention checks (left out by default)")
@@ -412,8 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="the study's config: its items files' automatic metrics are correlated with "
                                     "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)
-    p = sub.add_parser("export", help="write all evaluations, ratings or form answers as CSV")
-    p.add_argument("what", choices=("evaluations", "ratings", "forms"))
+    p = sub.add_parser("export", help="write all evaluations, ratings, scores or form answers as CSV")
+    p.add_argument("what", choices=("evaluations", "ratings", "scores", "forms"),
+                   help="scores: one row per score of every kind that scores (score, rating), numeric")
     p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)

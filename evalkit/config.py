@@ -37,7 +37,8 @@ from .datasets import (
 from .items import ItemSet, load_items
 from .store import Database, StoreError, resolve_database
 from .tasks import KINDS, Common, PairwiseTask, RatingTask, Task, TripletTask, known_kinds
-from .tasks.base import ConfigError, Table, type_name
+from .tasks.base import ConfigError, StudyPaths, Table, type_name
+from .tasks.itemsource import long_texts
 from .tasks.rating import Metric
 
 __all__ = [
@@ -115,11 +116,14 @@ class SessionLimits:
 
     ``max_minutes``: a session that has run this long (from its start) ends at its next question;
     ``questions``: at most this many judgments (answers and rated items, attention checks included; practice
-    questions and forms not); ``pause_every``: a "take a short break" screen after every this many."""
+    questions and forms not); ``pause_every``: a "take a short break" screen after every this many.
+    ``abandon_minutes``: a session with nothing recorded this long after its start is marked abandoned (its
+    claims and arrival number go to others, see :meth:`evalkit.store.Store.abandon_idle`); 0 = never."""
 
     max_minutes: int | None = None
     questions: int | None = None
     pause_every: int | None = None
+    abandon_minutes: int = 60
 
 
 #: ``[study] participants``: who may start a session.
@@ -156,11 +160,16 @@ class Study:
     max_failed_checks: int = 0  # [study.quality]: more failed attention checks than this = failed
     completion_code_pass: str = ""  # study-level codes a platform verifies ("" = a per-session code)
     completion_code_fail: str = ""
+    #: the code of a session that could not get work (the queue was full): a platform's screen-out code for a fixed
+    #: payment; "" = no code, the evaluator is asked to return the study (see evalkit.checks.completion_code)
+    completion_code_full: str = ""
     redirect_seconds: int = 5  # the done screen sends the evaluator to completion_url after this (0 = never)
     session: SessionLimits = SessionLimits()  # [study.session]: time / question limits and pauses
     #: ``[study] positions``: "rotation" (Williams rows keyed by arrival, every kind), "shuffle" (an independent
     #: draw per evaluator, every kind) or None (unset: rotation for the items kinds, shuffle for the review pools)
     positions: str | None = None
+    #: ``evalkit check``'s warnings about the config's paths: each absolute path outside the study folder
+    path_warnings: tuple[str, ...] = ()
 
     def rotates(self, kind: str) -> bool:
         """Whether tasks of ``kind`` take display orders from the Williams rotation (for sessions with an
@@ -211,8 +220,8 @@ class Study:
         return out
 
 
-def _read_text(base: Path, rel: str, table: Table, key: str) -> str:
-    path = (base / rel).resolve()
+def _read_text(paths: StudyPaths, rel: str, table: Table, key: str) -> str:
+    path = paths.resolve(table, key, rel)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -222,17 +231,21 @@ def _read_text(base: Path, rel: str, table: Table, key: str) -> str:
     raise AssertionError("unreachable")
 
 
-def _task(data: Any, file: Path, base: Path, n: int, checks: dict[str, TaskChecks] | None = None) -> Task:
+def _task(data: Any, file: Path, base: Path, n: int, checks: dict[str, TaskChecks] | None = None,
+          paths: StudyPaths | None = None) -> Task:
     """One ``[[tasks]]`` table: the keys every kind takes, then the kind's own (see :mod:`evalkit.tasks`)."""
     probe = data if isinstance(data, dict) else {}
     label = f"[[tasks]] #{n}" + (f" (id {probe['id']!r})" if isinstance(probe.get("id"), str) else "")
     t = Table(data, file, label)
     kind = KINDS[t.choice("kind", tuple(KINDS))]
     task_id = t.ident("id")
+    paths = paths or StudyPaths(file)
     common = Common(file=file, base=base, label=label, id=task_id, title=t.str("title", task_id.capitalize()),
-                    instructions=t.str("instructions", "", nonempty=False))
+                    instructions=t.str("instructions", "", nonempty=False), paths=paths)
     task = kind.parse(t, common)
     pools = kind.source == "pools" or (kind.name == "realfake" and getattr(task, "source", None) is None)
+    if pools and isinstance(t.data.get("checks"), str):  # the checks file: a path key like the others
+        paths.resolve(t, "checks", t.data["checks"])
     found = parse_task_checks(t, common, kind.name, pools)
     if found is not None and checks is not None:
         checks[task_id] = found
@@ -244,8 +257,9 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
                database_from: str = "EVALKIT_DATABASE") -> Study:
     """Parse and validate ``config.toml`` (no dataset reading beyond file checks).
 
-    Relative paths in the config are relative to the config file's folder.
-    ``database`` overrides ``[study] database`` (tests, deployments).
+    Relative paths in the config are relative to the config file's folder and must stay in the study folder
+    (:class:`~evalkit.tasks.base.StudyPaths`); absolute ones are accepted (``Study.path_warnings`` notes those
+    outside it). ``database`` overrides ``[study] database`` (tests, deployments).
     """
     path = Path(path)
     raw = read_file_bytes(path, "study config", ConfigError)
@@ -256,16 +270,20 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path.name}: not valid TOML: {exc}") from None
     base = path.resolve().parent
+    paths = StudyPaths(path)  # every path key is resolved here, under the study-folder rule
     top = Table(data, path, "top level")
 
     st = Table(top.get("study"), path, "[study]")
     title = st.str("title")
-    datasets = (base / st.str("datasets", "datasets")).resolve()
+    datasets = paths.resolve(st, "datasets", st.str("datasets", "datasets"))
     if not datasets.is_dir():
         st.fail("datasets", f"folder {st.data.get('datasets', 'datasets')!r} not found (looked for {datasets})")
     configured_db = st.str("database", "data/responses.sqlite")
     try:
         db = resolve_database(configured_db, base)
+        if isinstance(db, Path):  # a SQLite file (not a URL): a path like the others
+            paths.check(st, "database", configured_db, db,
+                        absolute=Path(resolve_database(configured_db)).is_absolute())
         if database is not None:  # EVALKIT_DATABASE or a test's override
             db = resolve_database(database, Path.cwd())
     except StoreError as exc:
@@ -285,7 +303,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if minutes is not None:
         minutes = st.int("estimated_minutes", minimum=1)
     consent_rel = st.get("consent", None)
-    consent_text = "" if consent_rel is None else _read_text(base, st.str("consent"), st, "consent")
+    consent_text = "" if consent_rel is None else _read_text(paths, st.str("consent"), st, "consent")
     description = st.str("description", "", nonempty=False)
     record_user_agent = st.get("record_user_agent", False)
     if not isinstance(record_user_agent, bool):
@@ -299,13 +317,15 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         st.fail("positions", f"must be one of {', '.join(repr(m) for m in POSITION_MODES)} (\"rotation\": the "
                              f"texts' positions rotate over evaluators in arrival order), got {positions!r}")
     codes = {}
-    for key in ("completion_code_pass", "completion_code_fail"):
+    for key in ("completion_code_pass", "completion_code_fail", "completion_code_full"):
         code = st.str(key, "", nonempty=False).strip()
         if code and not re.match(r"^[A-Za-z0-9_-]{1,64}$", code):
             st.fail(key, f"must be 1-64 letters, digits, '_' or '-', got {code!r}")
         codes[key] = code
     if codes["completion_code_pass"] and codes["completion_code_pass"] == codes["completion_code_fail"]:
         st.fail("completion_code_fail", "must differ from completion_code_pass")
+    if codes["completion_code_full"] and codes["completion_code_full"] == codes["completion_code_pass"]:
+        st.fail("completion_code_full", "must differ from completion_code_pass")
     redirect_seconds = st.int("redirect_seconds", 5, minimum=0)
     if redirect_seconds > 600:
         st.fail("redirect_seconds", f"must be at most 600 (0 = no automatic redirect), got {redirect_seconds}")
@@ -314,7 +334,8 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     qt.done()
     se = Table(st.get("session", {}), path, "[study.session]")
     session = SessionLimits(**{key: se.int(key, minimum=1) if se.get(key, None) is not None else None
-                               for key in ("max_minutes", "questions", "pause_every")})
+                               for key in ("max_minutes", "questions", "pause_every")},
+                            abandon_minutes=se.int("abandon_minutes", 60, minimum=0))
     se.done()
     names = Table(st.get("domain_names", {}), path, "[study.domain_names]")
     domain_names = {key: names.str(key).strip() for key in names.data}
@@ -353,7 +374,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if not isinstance(raw_tasks, list) or not raw_tasks:
         top.fail("tasks", f"needs at least one [[tasks]] block (kind = {known_kinds()})")
     task_checks: dict[str, TaskChecks] = {}
-    tasks = tuple(_task(d, path, base, n, task_checks) for n, d in enumerate(raw_tasks, start=1))
+    tasks = tuple(_task(d, path, base, n, task_checks, paths) for n, d in enumerate(raw_tasks, start=1))
     ids = Counter(t.id for t in tasks)
     dup = [i for i, c in ids.items() if c > 1]
     if dup:
@@ -375,7 +396,9 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         participants=participants,
         checks=tuple(task_checks.items()), max_failed_checks=max_failed,
         completion_code_pass=codes["completion_code_pass"], completion_code_fail=codes["completion_code_fail"],
+        completion_code_full=codes["completion_code_full"],
         redirect_seconds=redirect_seconds, session=session, positions=positions,
+        path_warnings=tuple(paths.outside),
     )
 
 
@@ -436,6 +459,17 @@ class LoadedStudy:
     version: str
     #: the items files of compare / score / rank / realfake tasks, by resolved path (indexes built)
     item_sets: dict[Path, ItemSet] = field(default_factory=dict)
+
+    def warnings(self) -> list[str]:
+        """What ``evalkit check`` warns about (the study runs, but maybe not as meant): absolute paths outside
+        the study folder, then each task's data warnings (items lacking an output of a listed system), then texts
+        longer than :data:`~evalkit.tasks.itemsource.LONG_TEXT` characters."""
+        out = list(self.study.path_warnings)
+        for task in self.study.tasks:
+            out.extend(KINDS[task.kind].warnings(task, self.study.path, self.item_sets))
+        for items in self.item_sets.values():  # texts too long for a question, once per items file
+            out.extend(long_texts(items, self.study.path.parent))
+        return out
 
 
 def study_summary(study: Study) -> dict[str, Any]:

@@ -23,9 +23,12 @@ How it works
   or failed, arrivals lost to deleted sessions).
 * A claim not answered within ``claim_minutes`` goes back to the queue; a session that completes gives its open
   claims back at once (:func:`evalkit.survey.finish_session`).
-* When no unit is left for an evaluator, the task ends for them early (marked finished: they go on with the next
-  task and their progress bar skips the missing steps). When every queued task of the study has no open slot,
-  new evaluators see "this study is full" on the consent page (:func:`is_full`) and no session is created.
+* When no unit is left for an evaluator, the task ends for them early (marked finished: the progress bar skips
+  the missing steps). Its attention checks are not queue units: an evaluator who made judgments in the task
+  still answers every check planned for them (:func:`evalkit.tasks.base.open_checks`); one who made none skips
+  them too, and a session that ends without any judgment gets the "study is full" outcome, never the pass code
+  (:func:`evalkit.checks.session_outcome`). When every queued task of the study has no open slot, new
+  evaluators see "this study is full" on the consent page (:func:`is_full`) and no session is created.
 
 The answer is stored like any other: item id (``review_ids``) and systems in display order; the analysis does not
 know the items came from a queue.
@@ -35,7 +38,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -57,13 +62,27 @@ log = logging.getLogger("evalkit.queue")
 #: how many units in a row may fail to match the items file before a claim gives up (see claim_question)
 _RETIRE_TRIES = 50
 
-__all__ = ["claim_question", "deal", "dealt_questions", "fill", "is_full", "is_queued", "parse_unit", "queued_tasks",
-           "register", "resolve_step", "statuses", "summary", "unit_key", "units"]
+__all__ = ["claim_question", "count_units", "deal", "dealt_questions", "fill", "is_full", "is_queued", "parse_unit",
+           "queued_tasks", "register", "register_in_background", "registering", "resolve_step", "statuses",
+           "summary", "unit_key", "units", "wait_registered"]
 
 
 def unit_key(item_id: str, systems: Sequence[str]) -> str:
     """The store's key of one unit: a JSON list ``[item id, system, ...]`` (unambiguous whatever the names)."""
     return json.dumps([item_id, *systems], ensure_ascii=False, separators=(",", ":"))
+
+
+#: the characters :func:`json.dumps` escapes in a string when ``ensure_ascii=False``
+_ESCAPED = re.compile(r'[\x00-\x1f\\"]')
+
+
+def _unit_keys(ids: Sequence[str], systems: Sequence[str]) -> list[str]:
+    """:func:`unit_key` of each id with the same ``systems``: the JSON text written directly for ids that JSON
+    writes as they are (no quote, backslash or control character), :func:`unit_key` for the others. Equal to
+    :func:`unit_key` character for character (tested); about ten times faster over a large items file."""
+    tail = unit_key("", systems)[3:]  # ',"gpt4","human"]'
+    escaped = _ESCAPED.search
+    return [unit_key(i, systems) if escaped(i) else f'["{i}"{tail}' for i in ids]
 
 
 def parse_unit(unit: str) -> tuple[str, tuple[str, ...]]:
@@ -96,13 +115,22 @@ def units(task: Any, items: Mapping[Path, ItemSet], study_seed: int) -> list[str
         hit = _UNITS.get(key)
     if hit is not None and hit[0] is task and hit[1] is its:
         return hit[2]
-    keys = [unit_key(its[p].id, combo) for combo in kind.combos(task, items) for p in its.candidates(combo)]
+    items_of = its.items
+    keys = [key for combo in kind.combos(task, items)
+            for key in _unit_keys([items_of[p].id for p in its.candidates(combo)], combo)]
     found = shuffle(keys, Mulberry32(derive_seed("evalkit-queue", task.id, study_seed)))
     with _UNITS_LOCK:  # (Streamlit's script threads share this cache)
         if len(_UNITS) >= 64:  # (a study reloaded many times in one process: forget the oldest)
             _UNITS.pop(next(iter(_UNITS)))
         _UNITS[key] = (task, its, found)  # (task and its kept alive: their ids cannot be reused meanwhile)
     return found
+
+
+def count_units(task: Any, items: Mapping[Path, ItemSet]) -> int:
+    """How many units a queued task has (``len(units(...))``, without making their keys or shuffling them)."""
+    kind = kind_of(task.kind)
+    (path,) = kind.items_files(task)
+    return sum(len(items[path].candidates(combo)) for combo in kind.combos(task, items))
 
 
 #: units() by (id(task), id(items file), study seed)
@@ -119,6 +147,51 @@ def deal(queue: Sequence[str], arrival: int, ordinal: int, per_session: int) -> 
     if not queue:
         raise ValueError("the queue has no units")
     return queue[(arrival * per_session + ordinal) % len(queue)]
+
+
+def register_in_background(store: Store, study: Study, items: Mapping[Path, ItemSet]) -> threading.Thread:
+    """:func:`register` on a thread of its own, so that a freshly started server draws its first page at once (a
+    million units take seconds to register). Until it is done, :func:`is_full` says "not full" and a claim waits
+    for it (:func:`wait_registered`). A registration that fails is logged; claims then try it themselves."""
+    done = threading.Event()
+    _REGISTERING[store] = done
+
+    def run() -> None:
+        try:
+            register(store, study, items)
+        except Exception:  # (the next claim registers again and reports the problem to its page)
+            log.exception("registering the queue units failed")
+            _REGISTERING.pop(store, None)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=run, name="evalkit-register-queues", daemon=True)
+    thread.start()
+    return thread
+
+
+def registering(store: Store) -> bool:
+    """Whether :func:`register_in_background` is still at work for this store."""
+    done = _REGISTERING.get(store)
+    return done is not None and not done.is_set()
+
+
+def wait_registered(store: Store, study: Study, items: Mapping[Path, ItemSet], timeout: float = 600.0) -> None:
+    """Before a claim: wait for this store's background registration (:func:`register_in_background`), if one
+    was started; when it failed, register here, so that the problem reaches the page that claims."""
+    done = _REGISTERING.get(store)
+    if done is None:
+        return  # (registered by whoever opened the store, or nothing to wait for)
+    done.wait(timeout)
+    if store not in _REGISTERING:
+        register(store, study, items)
+        _REGISTERING[store] = _SET
+
+
+#: the background registrations by store (weakly: a closed store's entry goes with it)
+_REGISTERING: weakref.WeakKeyDictionary[Store, threading.Event] = weakref.WeakKeyDictionary()
+_SET = threading.Event()
+_SET.set()
 
 
 def register(store: Store, study: Study, items: Mapping[Path, ItemSet]) -> dict[str, int]:
@@ -139,8 +212,9 @@ def is_full(store: Store, study: Study) -> bool:
     """Whether the study has queued tasks and none of them has an open slot (nor a claim past its expiry, which
     the next claim gives back): a new evaluator would get no item. A few index lookups (the consent page asks)."""
     found = queued_tasks(study)
-    return bool(found) and not any(store.has_open_slot(task.id, spec.k, spec.claim_minutes * 60)
-                                   for task, spec in found)
+    if not found or registering(store):  # (units still being registered: not full)
+        return False
+    return not any(store.has_open_slot(task.id, spec.k, spec.claim_minutes * 60) for task, spec in found)
 
 
 def is_queued(question: Question) -> bool:
@@ -211,6 +285,8 @@ def claim_question(store: Store, study: Study, items: Mapping[Path, ItemSet], se
         queue = units(task, items, study.seed)
         if question.index in mine and queue:
             prefer = deal(queue, arrived, mine.index(question.index), len(mine))
+    if unit is None:
+        wait_registered(store, study, items)
     for _ in range(_RETIRE_TRIES):
         if unit is None:
             unit = store.claim(task.id, session.session_id, question.index, k=spec.k,
@@ -233,7 +309,8 @@ def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], sess
                  hold: Callable[[Step], bool] | None = None) -> Step:
     """Where the session stands (:func:`evalkit.survey.session_step`: its ``[study.session]`` limits applied),
     with a queued question's item claimed from the store and filled in. A queued task with nothing left for this
-    evaluator is marked finished and the next step is taken instead. ``hold(step)`` true (a break screen is
+    evaluator is marked finished and the next step is taken instead (the task's open attention checks, when the
+    evaluator made judgments in it, else the next task's first step). ``hold(step)`` true (a break screen is
     due): the step is returned unclaimed, so no claim's time runs out while the evaluator rests."""
     from .survey import session_step  # (survey imports the config, which imports the task kinds)
 

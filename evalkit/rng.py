@@ -64,16 +64,46 @@ class Mulberry32:
         return int(self.random() * n)
 
 
+#: from this many items on, :func:`shuffle` draws its random numbers with numpy (the same numbers)
+_VECTOR_FROM = 2048
+
+
 def shuffle(items: Sequence[T], rng: Mulberry32) -> list[T]:
     """Return a shuffled copy: the JavaScript Fisher–Yates used by the original.
 
-    For i from n-1 down to 1: j = floor(rng() * (i + 1)); swap items i and j.
+    For i from n-1 down to 1: j = floor(rng() * (i + 1)); swap items i and j. A long list (a queue of a
+    million units) has its draws computed at once with numpy (:func:`_draws`): the same numbers, bit for bit.
     """
     out = list(items)
-    for i in range(len(out) - 1, 0, -1):
+    n = len(out)
+    if n >= _VECTOR_FROM and rng._a + n * _INCREMENT < 2.0**53:
+        for i, j in zip(range(n - 1, 0, -1), _draws(rng, n), strict=True):
+            out[i], out[j] = out[j], out[i]
+        return out
+    for i in range(n - 1, 0, -1):
         j = int(rng.random() * (i + 1))
         out[i], out[j] = out[j], out[i]
     return out
+
+
+def _draws(rng: Mulberry32, n: int) -> list[int]:
+    """The ``j`` of each step of a Fisher–Yates shuffle of ``n`` items, ``rng``'s next n - 1 outputs computed at
+    once, and ``rng`` moved past them. Mulberry32's k-th output is a function of ``a + k x 0x6D2B79F5`` alone,
+    and while that sum stays below 2**53 the JavaScript double that holds it is exact, so the integers here are
+    the same; the products of 32-bit numbers fit uint64; ``u / 2**32 * (i + 1)`` is the same IEEE double
+    arithmetic as JavaScript's. (numpy has no Mulberry32: written here, checked against :meth:`Mulberry32.random`
+    in the tests.)"""
+    import numpy as np
+
+    mask = np.uint64(_MASK)
+    steps = np.arange(1, n, dtype=np.uint64)
+    t = (np.uint64(int(rng._a)) + steps * np.uint64(_INCREMENT)) & mask
+    t = ((t ^ (t >> np.uint64(15))) * (t | np.uint64(1))) & mask
+    t ^= (t + (((t ^ (t >> np.uint64(7))) * (t | np.uint64(61))) & mask)) & mask
+    u = (t ^ (t >> np.uint64(14))) & mask
+    bound = np.arange(n, 1, -1, dtype=np.float64)  # i + 1 for i = n-1 .. 1
+    rng._a += (n - 1) * _INCREMENT
+    return (u.astype(np.float64) / 4294967296.0 * bound).astype(np.int64).tolist()
 
 
 def derive_seed(*parts: object) -> int:

@@ -1,14 +1,15 @@
 """Text helpers shared by the analysis and the exports: headings, control characters, CSV injection.
 
-Pure Python and pandas, no Streamlit.
+Pure Python (:func:`csv_safe` takes pandas, imported when it is called), no Streamlit.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["FORMULA_START", "csv_safe", "join_title", "safe_cell", "strip_controls"]
 
@@ -75,6 +76,9 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     Text columns are the object, string and categorical ones; numbers stay numbers (a negative score
     or count is never prefixed).
     """
+    import numpy as np  # (here: the command line's `check` and `invite` use this module without pandas)
+    import pandas as pd
+
     out = frame.copy()
     for column in out.columns:
         values = out[column]

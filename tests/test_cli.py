@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from evalkit.__main__ import main
 from evalkit.config import open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
@@ -228,3 +231,94 @@ def test_check_uses_the_database_url_secret_as_the_app_does(tmp_path: Path) -> N
     out = run("check", str(ROOT / "config.toml"), "--samples", "0", cwd=tmp_path,
               env={**path, "EVALKIT_DATABASE": str(tmp_path / "env.sqlite")})  # the environment wins, as in the app
     assert f"Database: {tmp_path / 'env.sqlite'}" in out.stdout
+
+
+REPLIES = """
+[study]
+title = "Replies"
+datasets = "."
+database = "responses.sqlite"
+{consent}
+[[tasks]]
+kind = "compare"
+id = "replies"
+items = "items.jsonl"
+systems = ["gpt4", "t5"]
+questions = 2
+"""
+
+
+def replies_study(folder: Path, r17: dict, *, consent: str = 'consent = "consent.md"') -> Path:
+    """A compare study of gpt4 and t5 whose item r17 (line 2) is ``r17`` (with a consent text: a study without
+    one gets a warning of its own)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "consent.md").write_text("You agree to take part.\n", encoding="utf-8")
+    lines = [{"id": "r16", "input": "Hi.", "outputs": {"gpt4": "A.", "t5": "B."}}, {"id": "r17", "input": "Hi.", **r17},
+             *({"id": f"r{i}", "input": "Hi.", "outputs": {"gpt4": "A.", "t5": "B."}} for i in (18, 19, 20))]
+    (folder / "items.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    cfg = folder / "config.toml"
+    cfg.write_text(REPLIES.replace("{consent}", consent), encoding="utf-8")
+    return cfg
+
+
+MISSING_T5 = ("WARNING: items.jsonl, line 2 (item 'r17'): key 'outputs': no output for system 't5' (listed in task "
+              "'replies')")
+
+
+def check(capsys: pytest.CaptureFixture[str], cfg: Path, *options: str) -> tuple[int, str, str]:
+    """``python -m evalkit check cfg --samples 3 ...`` in this process: (exit status, stdout, stderr)."""
+    status = main(["check", str(cfg), "--samples", "3", *options])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_check_warns_about_an_item_lacking_a_listed_systems_output(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """With or without metrics for the missing system, the warning names the file, line, item, key, system and
+    task; --strict makes it an error (exit 1)."""
+    for name, r17 in (("plain", {"outputs": {"gpt4": "A."}}),
+                      ("metrics", {"outputs": {"gpt4": "A."}, "metrics": {"gpt4": {"bleu": 2}, "t5": {"bleu": 3}}})):
+        cfg = replies_study(tmp_path / name, r17)
+        status, out, err = check(capsys, cfg)
+        assert status == 0, err
+        assert MISSING_T5 in err.splitlines(), err
+        assert err.count("WARNING") == 1
+        assert "OK: the study is valid. (with warnings, see above)" in out
+        status, out, err = check(capsys, cfg, "--strict")
+        assert status == 1 and MISSING_T5 in err.splitlines()
+        assert "FAILED: the study is valid but has warnings, and --strict was given." in err
+    whole = replies_study(tmp_path / "whole", {"outputs": {"gpt4": "A.", "t5": "B."}})
+    status, out, err = check(capsys, whole, "--strict")
+    assert status == 0 and "WARNING" not in err, err
+
+
+def test_check_warns_about_texts_too_long_for_a_question(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An output over 100,000 characters (issue 25, section 3): a warning naming the file, line, item and key;
+    an error under --strict."""
+    huge = "word " * 20_001  # 100,005 characters
+    cfg = replies_study(tmp_path / "long", {"outputs": {"gpt4": "A.", "t5": huge}})
+    status, _, err = check(capsys, cfg)
+    assert status == 0, err
+    assert ("WARNING: items.jsonl, line 2 (item 'r17'): key 'outputs': system 't5': 100,005 characters, more than "
+            "100,000: a question this long is slow to load and hard to read") in err.splitlines(), err
+    assert check(capsys, cfg, "--strict")[0] == 1
+
+
+def test_check_names_each_absolute_path_outside_the_study_folder(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "consent.md").write_text("Consent.\n", encoding="utf-8")
+    consent = (tmp_path / "consent.md").resolve()
+    cfg = replies_study(tmp_path / "study", {"outputs": {"gpt4": "A.", "t5": "B."}}, consent=f'consent = "{consent}"')
+    status, _, err = check(capsys, cfg)
+    assert status == 0, err
+    warning = (f"WARNING: config.toml: [study]: key 'consent': the absolute path '{consent}' is outside the study "
+               f"folder {(tmp_path / 'study').resolve()}")
+    assert warning in err.splitlines(), err
+    assert check(capsys, cfg, "--strict")[0] == 1
+    cfg.write_text(cfg.read_text().replace(str(consent), "../consent.md"))
+    refused = run("check", str(cfg), "--samples", "3")  # as a researcher runs it: the message, no traceback
+    assert refused.returncode == 1
+    assert refused.stderr == (f"error: config.toml: [study]: key 'consent': the path '../consent.md' leaves the study "
+                              f"folder {(tmp_path / 'study').resolve()} (it leads to {consent}); keep the study's "
+                              "files inside its folder, or give an absolute path to use a file outside it on "
+                              "purpose\n")

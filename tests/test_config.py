@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,9 @@ from evalkit.config import (
     study_version,
 )
 from evalkit.datasets import DatasetError, load_pools
+from evalkit.tasks.base import APP_FOLDER, study_folder
 from tests.helpers import CONFIG, ROOT, copy_demo, make_study
+from tests.item_study import make_items_study
 
 
 def test_demo_config_reproduces_the_cera_study() -> None:
@@ -216,3 +219,114 @@ def test_relative_paths_hide_server_folders_even_with_spaces() -> None:
     assert relative_paths("folder /var/lib/evalkit/db.sqlite is not writable", base) == (
         "folder .../db.sqlite is not writable")
     assert relative_paths("see https://example.org/a/b, 1/2", base) == "see https://example.org/a/b, 1/2"
+
+
+# ----------------------------------------------------------------------------- paths stay in the study folder
+
+
+def _leaving(key: str, where: str, given: str, root: Path, target: Path) -> str:
+    return (f"config.toml: {where}: key '{key}': the path {given!r} leaves the study folder {root} (it leads to "
+            f"{target}); keep the study's files inside its folder, or give an absolute path to use a file outside "
+            "it on purpose")
+
+
+def _outside_study(tmp_path: Path) -> tuple[Path, Path]:
+    """A study in ``tmp_path/study`` and, beside it, a file ``secret.md`` and a ``shared/`` copy of its data."""
+    cfg = make_study(tmp_path / "study")
+    (tmp_path / "secret.md").write_text("not for evaluators\n", encoding="utf-8")
+    shutil.copytree(tmp_path / "study" / "datasets", tmp_path / "shared")
+    return cfg, tmp_path / "study"
+
+
+@pytest.mark.parametrize(("old", "new", "key", "where", "given", "target"), [
+    ("seed = 99", 'seed = 99\nconsent = "../secret.md"', "consent", "[study]", "../secret.md", "secret.md"),
+    ('datasets = "datasets"', 'datasets = "../shared"', "datasets", "[study]", "../shared", "shared"),
+    ('database = "responses.sqlite"', 'database = "../responses.sqlite"', "database", "[study]",
+     "../responses.sqlite", "responses.sqlite"),
+    ('database = "responses.sqlite"', 'database = "sqlite:///../x/responses.sqlite"', "database", "[study]",
+     "sqlite:///../x/responses.sqlite", "x/responses.sqlite"),
+    ('items = "datasets/items.jsonl"', 'items = "datasets/../../shared/items.jsonl"', "items",
+     "[[tasks]] #3 (id 'rate')", "datasets/../../shared/items.jsonl", "shared/items.jsonl"),
+    ('target = "real"', 'target = "real"\nchecks = "../secret.md"', "checks", "[[tasks]] #1 (id 'turing')",
+     "../secret.md", "secret.md"),
+])
+def test_a_relative_path_may_not_leave_the_study_folder(tmp_path: Path, old: str, new: str, key: str, where: str,
+                                                         given: str, target: str) -> None:
+    cfg, study = _outside_study(tmp_path)
+    text = cfg.read_text()
+    assert old in text, old
+    cfg.write_text(text.replace(old, new, 1))
+    with pytest.raises(ConfigError) as err:
+        load_study(cfg)
+    assert str(err.value) == _leaving(key, where, given, study.resolve(), (tmp_path / target).resolve())
+
+
+def test_a_symbolic_link_out_of_the_study_folder_is_refused_too(tmp_path: Path) -> None:
+    cfg, study = _outside_study(tmp_path)
+    shutil.rmtree(study / "datasets")
+    (study / "datasets").symlink_to(tmp_path / "shared", target_is_directory=True)
+    with pytest.raises(ConfigError) as err:
+        load_study(cfg)
+    assert str(err.value) == _leaving("datasets", "[study]", "datasets", study.resolve(),
+                                      (tmp_path / "shared").resolve())
+
+
+def test_a_relative_path_with_dots_that_stays_inside_is_fine(tmp_path: Path) -> None:
+    cfg, study = _outside_study(tmp_path)
+    cfg.write_text(cfg.read_text().replace('datasets = "datasets"', 'datasets = "datasets/../datasets"'))
+    assert load_study(cfg).datasets == (study / "datasets").resolve()
+    assert load_study(cfg).path_warnings == ()
+
+
+def test_an_absolute_path_outside_the_study_folder_is_accepted_and_noted(tmp_path: Path) -> None:
+    cfg, study = _outside_study(tmp_path)
+    secret, shared = (tmp_path / "secret.md").resolve(), (tmp_path / "shared").resolve()
+    inside = (study / "datasets" / "items.jsonl").resolve()
+    cfg.write_text(cfg.read_text().replace("seed = 99", f'seed = 99\nconsent = "{secret}"')
+                   .replace('datasets = "datasets"', f'datasets = "{shared}"')
+                   .replace('items = "datasets/items.jsonl"', f'items = "{inside}"'))
+    loaded = open_study(cfg)
+    assert loaded.study.consent_text == "not for evaluators\n" and loaded.study.datasets == shared
+    root = study.resolve()
+    assert loaded.warnings() == [  # the items file is inside the study folder: nothing to say about it
+        f"config.toml: [study]: key 'datasets': the absolute path '{shared}' is outside the study folder {root}",
+        f"config.toml: [study]: key 'consent': the absolute path '{secret}' is outside the study folder {root}",
+    ]
+
+
+def test_the_studies_kept_with_the_app_share_its_folder(tmp_path: Path) -> None:
+    """The examples (and the root config, and the test fixtures) read the repository's demo datasets/ and
+    consent.md with ../../: the study folder of a config inside the evalkit folder is the evalkit folder."""
+    assert ROOT.resolve() == APP_FOLDER
+    assert study_folder(ROOT / "config.toml") == ROOT.resolve()
+    assert study_folder(ROOT / "examples" / "cera" / "config.toml") == ROOT.resolve()
+    assert study_folder(tmp_path / "study" / "config.toml") == (tmp_path / "study").resolve()
+    cera = load_study(ROOT / "examples" / "cera" / "config.toml", database=tmp_path / "r.sqlite")
+    assert cera.datasets == (ROOT / "datasets").resolve() and cera.path_warnings == ()
+
+
+QUEUED = """
+[[tasks]]
+kind = "compare"
+id = "help"
+items = "items.jsonl"
+systems = ["gpt4", "t5", "human"]
+questions = 3
+"""
+
+
+@pytest.mark.parametrize("keys", ["judgements_per_item = 3\nclaim_minutes = 10\n",
+                                  "claim_minutes = 10\njudgements_per_item = 3\n"])
+def test_a_misspelt_judgments_per_item_beside_claim_minutes_gets_the_did_you_mean(tmp_path: Path, keys: str) -> None:
+    cfg = make_items_study(tmp_path, QUEUED + keys)
+    with pytest.raises(ConfigError) as err:
+        load_study(cfg)
+    message = str(err.value)
+    assert message.startswith("config.toml: [[tasks]] #1 (id 'help'): key 'judgements_per_item': is not a known "
+                              "setting (did you mean 'judgments_per_item'?); known keys here: "), message
+    assert "claim_minutes, " in message  # in the list of known keys, not the subject of the message
+    cfg.write_text(cfg.read_text().replace("judgements_per_item = 3\n", ""))  # really alone: its own message
+    with pytest.raises(ConfigError) as err:
+        load_study(cfg)
+    assert str(err.value) == ("config.toml: [[tasks]] #1 (id 'help'): key 'claim_minutes': only applies to a task "
+                              "with judgments_per_item")

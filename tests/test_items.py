@@ -225,12 +225,28 @@ def test_bad_outputs(tmp_path: Path, outputs: Any, expected: str) -> None:
     ({"x": {"bleu": None}}, "system 'x': metric 'bleu' must be a finite number, got null"),
     ({"x": {"bleu": [1]}}, "system 'x': metric 'bleu' must be a finite number, got an array"),
     ({"x": [1.0]}, "system 'x': must be an object of metric: number, got an array"),
-    ({"gtp4": {"bleu": 1}}, "system 'gtp4' has no output in this item (did you mean 'gpt4'?)"),
-    ({"zzz": {"bleu": 1}}, "system 'zzz' has no output in this item"),
+    ({"gtp4": {"bleu": 1}}, "system 'gtp4' has no output in this item nor in any other item of the file (did you "
+                            "mean 'gpt4'?)"),
+    ({"zzz": {"bleu": 1}}, "system 'zzz' has no output in this item nor in any other item of the file"),
 ])
 def test_bad_metrics(tmp_path: Path, metrics: Any, expected: str) -> None:
     obj = {"id": "b", "outputs": {"x": "t", "gpt4": "g"}, "metrics": metrics}
     assert line_error(tmp_path, OK, obj).endswith(f"key 'metrics': {expected}")
+
+
+def test_metrics_of_a_system_the_item_lacks_load_when_the_file_has_it(tmp_path: Path) -> None:
+    """An item without t5's output may carry t5's metrics when other items have t5 (the missing output is what
+    ``evalkit check`` reports, naming the task that lists t5); a name no item has is a misspelling, reported at
+    its own line once the whole file is read."""
+    lacking = {"id": "r17", "outputs": {"gpt4": "g"}, "metrics": {"t5": {"bleu": 3}}}
+    items = load_items(write(tmp_path, {"id": "r16", "outputs": {"gpt4": "g", "t5": "t"}}, lacking))
+    assert items.by_id("r17").metrics == {"t5": {"bleu": 3}} and items.systems == ("gpt4", "t5")
+    later = load_items(write(tmp_path, lacking, {"id": "r18", "outputs": {"gpt4": "g", "t5": "t"}}, name="b.jsonl"))
+    assert later.by_id("r17").metrics == {"t5": {"bleu": 3}}
+    path = write(tmp_path, {"id": "a", "outputs": {"gpt4": "g"}, "metrics": {"tt5": {"bleu": 3}}},
+                 {"id": "b", "outputs": {"gpt4": "g", "t5": "t"}}, name="c.jsonl")
+    assert error(path) == (f"{path}, line 1: key 'metrics': system 'tt5' has no output in this item nor in any "
+                           "other item of the file (did you mean 't5'?)")
 
 
 @pytest.mark.parametrize(("token", "shown"), [("NaN", "nan"), ("Infinity", "inf"), ("-Infinity", "-inf")])

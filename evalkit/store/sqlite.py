@@ -23,8 +23,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
 from . import sqlite_reader
 from .base import (
     SCHEMA_VERSION,
@@ -227,6 +225,8 @@ def _refuse_schema(path: Path, names: set[str], version: int | None, *, empty_ok
 
 def create_v1_tables(conn: sqlite3.Connection) -> None:
     """The version-1 tables and indexes (a migration takes them to :data:`SCHEMA_VERSION`)."""
+    import sqlite_utils  # (here, not at the top: it imports pandas, 100 MB that `evalkit check` need not hold)
+
     db = sqlite_utils.Database(conn, execute_plugins=False)
     db["sessions"].create(
         {"session_id": str, "evaluator_name": str, "external_id": str, "seed": int,

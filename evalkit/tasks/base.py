@@ -13,7 +13,7 @@ import difflib
 import importlib
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from ..store import Progress
     from .itemsource import QueueSpec
 
-__all__ = ["ID", "Common", "ConfigError", "PlanInputs", "SurveyError", "Table", "TaskKind", "type_name"]
+__all__ = ["APP_FOLDER", "ID", "Common", "ConfigError", "PlanInputs", "StudyPaths", "SurveyError", "Table", "TaskKind",
+           "open_checks", "study_folder", "type_name"]
 
 MISSING: Any = object()
 ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -54,11 +55,19 @@ class Table:
             self.fail(None, f"must be a table, got {type_name(data)}")
         self.data: dict[str, Any] = data
         self.read: set[str] = set()
+        self.deferred: list[tuple[str, str]] = []
 
     def fail(self, key: str | None, problem: str) -> None:
         """Raise :class:`ConfigError` naming the file, this table and ``key``."""
         at = f"{self.where}: key '{key}'" if key is not None else self.where
         raise ConfigError(f"{self.file.name}: {at}: {problem}")
+
+    def fail_later(self, key: str, problem: str) -> None:
+        """Note a problem of ``key`` that another key's absence causes (``claim_minutes`` without
+        ``judgments_per_item``): :meth:`done` raises it, after the unknown keys, so that a misspelt
+        ``judgements_per_item`` is reported as such (did-you-mean) rather than as its consequence."""
+        self.read.add(key)
+        self.deferred.append((key, problem))
 
     def get(self, key: str, default: Any = MISSING) -> Any:
         """The raw value (``default`` when absent; required without one)."""
@@ -120,13 +129,65 @@ class Table:
         return value
 
     def done(self) -> None:
-        """Fail on keys that were never read (typos), suggesting the nearest known key."""
+        """Fail on keys that were never read (typos), suggesting the nearest known key; then on the first
+        problem noted by :meth:`fail_later`."""
         for key in self.data:
             if key not in self.read:
                 near = difflib.get_close_matches(key, sorted(self.read), n=1)
                 hint = f" (did you mean '{near[0]}'?)" if near else ""
                 known = ", ".join(sorted(self.read))
                 self.fail(key, f"is not a known setting{hint}; known keys here: {known}")
+        for key, problem in self.deferred:
+            self.fail(key, problem)
+
+
+#: the evalkit folder in use: the one holding the ``evalkit`` package (app.py, config.toml, datasets/, examples/)
+APP_FOLDER = Path(__file__).resolve().parents[2]
+
+
+def study_folder(config: Path) -> Path:
+    """The folder a study's relative paths must stay in: the config file's folder, or the evalkit folder when
+    the config is inside it (its config.toml, examples/, tests/fixtures/, a deployment's studies/), so that the
+    studies kept with the app can share its datasets/ and consent.md."""
+    base = config.resolve().parent
+    return APP_FOLDER if base.is_relative_to(APP_FOLDER) else base
+
+
+class StudyPaths:
+    """Resolves the paths of one config (relative ones from the config's folder) under the study-folder rule.
+
+    A relative path whose resolved target (``..`` and symbolic links followed) leaves :func:`study_folder` is
+    a :class:`ConfigError` naming the key and the path: a study is one folder, and a study copied to a server
+    must not read (or show on its consent screen) the server's files. An absolute path is taken as meant: it
+    is accepted, and :attr:`outside` notes it when it is outside the study folder (``evalkit check`` warns).
+    """
+
+    def __init__(self, config: Path) -> None:
+        self.base = config.resolve().parent
+        self.root = study_folder(config)
+        #: ``evalkit check``'s warnings: one per absolute path outside the study folder, naming the key
+        self.outside: list[str] = []
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) is in the study folder."""
+        return path.is_relative_to(self.root)
+
+    def check(self, t: Table, key: str, given: str, path: Path, *, absolute: bool) -> Path:
+        """``path`` (``given`` as written in the config, ``absolute`` if written as an absolute path) resolved;
+        ConfigError when it is relative and leaves the study folder."""
+        path = path.resolve()
+        if not self.inside(path):
+            if not absolute:
+                t.fail(key, f"the path {given!r} leaves the study folder {self.root} (it leads to {path}); keep "
+                            "the study's files inside its folder, or give an absolute path to use a file outside "
+                            "it on purpose")
+            self.outside.append(f"{t.file.name}: {t.where}: key '{key}': the absolute path {given!r} is outside "
+                                f"the study folder {self.root}")
+        return path
+
+    def resolve(self, t: Table, key: str, value: str) -> Path:
+        """A path key's value, relative to the config's folder unless absolute, checked by :meth:`check`."""
+        return self.check(t, key, value, self.base / value, absolute=Path(value).is_absolute())
 
 
 @dataclass(frozen=True)
@@ -139,6 +200,13 @@ class Common:
     id: str
     title: str
     instructions: str
+    paths: StudyPaths | None = None  # the config's path rule (None: a fresh one for ``file``)
+
+    def path(self, t: Table, key: str) -> tuple[str, Path]:
+        """The string ``key`` as written and the path it names, resolved under the study-folder rule
+        (:class:`StudyPaths`): every path key of a task is read through here."""
+        value = t.str(key)
+        return value, (self.paths or StudyPaths(self.file)).resolve(t, key, value)
 
 
 @dataclass(frozen=True)
@@ -202,6 +270,17 @@ class TaskKind:
     def check(self, task: Any, file: Path, items: Mapping[Path, ItemSet]) -> None:
         """ConfigError when the loaded items cannot serve the task (called once, when the study opens)."""
 
+    def warnings(self, task: Any, file: Path, items: Mapping[Path, ItemSet]) -> list[str]:
+        """``evalkit check``'s warnings about the task's data (the study runs, but maybe not as meant): for a
+        task over an items file (its ``source``), every item that lacks an output of a system the task lists
+        (:func:`evalkit.tasks.itemsource.missing_outputs`). ``file``: the config."""
+        from .itemsource import ItemsSource, missing_outputs
+
+        source = getattr(task, "source", None)
+        if not isinstance(source, ItemsSource):
+            return []
+        return missing_outputs(task.id, source, items[source.items], file.resolve().parent)
+
     def step_label(self, task: Any, index: int, n_questions: int, rated: int, what: str) -> str:
         """The progress bar's text for the step at ``index`` (``rated``: items rated so far, picked kinds)."""
         return f"{what} {index + 1} of {n_questions}"
@@ -234,22 +313,38 @@ class TaskKind:
 
     def progress(self, task: Any, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
         """(steps in all, steps done) of this task, for the overall progress bar (a task ended early, see
-        :meth:`next_question`, counts only the steps it had)."""
+        :meth:`next_question`, counts only the steps it had and the checks still open)."""
         done = progress.answered.get(task.id, set())
         answered = sum(1 for q in questions if q.index in done)
-        return (answered if task.id in progress.finished else len(questions)), answered
+        if task.id not in progress.finished:
+            return len(questions), answered
+        return answered + len(open_checks(questions, done)), answered
 
     def next_question(self, task: Any, questions: Sequence[Question],
                       progress: Progress) -> tuple[int, Question | None, int, Mapping[int, str]] | None:
-        """(index, question, questions in the block, rated items) of the first open step; None when done (a
-        queued task is also done when its queue had nothing left for the evaluator: it is marked finished)."""
-        if task.id in progress.finished:
-            return None
+        """(index, question, questions in the block, rated items) of the first open step; None when done.
+
+        A queued task whose queue had nothing left for the evaluator is marked finished (:mod:`evalkit.queue`):
+        its remaining placeholders are skipped, but its check questions are not (:func:`open_checks`), so an
+        evaluator whom the queue ran out on still answers every attention check planned for them."""
         done = progress.answered.get(task.id, set())
+        if task.id in progress.finished:
+            rest = open_checks(questions, done)
+            return (rest[0].index, rest[0], len(questions), {}) if rest else None
         for q in questions:
             if q.index not in done:
                 return q.index, q, len(questions), {}
         return None
+
+
+def open_checks(questions: Sequence[Question], done: Collection[int]) -> list[Question]:
+    """The check questions still to answer in a task that ended early (its queue had nothing left for the
+    evaluator). None when the evaluator made no judgment in the task: there is nothing for its attention
+    checks to vouch for, so the task simply ends (and the session's outcome says it got no work, see
+    :func:`evalkit.checks.session_outcome`)."""
+    if not any(q.check is None and q.index in done for q in questions):
+        return []
+    return [q for q in questions if q.check is not None and q.index not in done]
 
 
 class SurveyError(ValueError):

@@ -33,21 +33,24 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ..balance import extras, extras_before, row_for
-from ..items import ItemSet
+from ..items import Item, ItemSet
 from ..rng import Mulberry32, derive_seed, shuffle
 from .base import Common, ConfigError, Table
 
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["ItemsSource", "PlanError", "QueueSpec", "balanced", "check_source", "deal", "items_source", "outline",
-           "plan_items", "queued_questions", "systems_of"]
+__all__ = ["ItemsSource", "PlanError", "QueueSpec", "balanced", "card_labels", "check_source", "deal", "items_source",
+           "missing_outputs", "outline", "plan_items", "queued_questions", "systems_of"]
+
+#: The longest ``input_label`` / ``output_label``: a card's heading, one short line.
+MAX_LABEL = 40
 
 _REJECTION_TRIES = 16
 T = TypeVar("T")
@@ -77,11 +80,23 @@ class ItemsSource:
     queue: QueueSpec | None = None  # judgments_per_item: items from the shared queue, not the evaluator's seed
 
 
+def card_labels(t: Table, output: str = "Response") -> tuple[str, str]:
+    """The optional ``input_label`` (default "Input") and ``output_label`` (default ``output``): what the cards of a
+    question are headed, e.g. "News text" and "Headline" (cards "Headline A", "Headline B", ...); the page's
+    widgets and messages name the outputs by it too. Each is one line of at most :data:`MAX_LABEL` characters."""
+    labels = []
+    for key, default in (("input_label", "Input"), ("output_label", output)):
+        value = " ".join(t.str(key, default).split())  # one line: the config's text, spaces tidied
+        if len(value) > MAX_LABEL:
+            t.fail(key, f"must be at most {MAX_LABEL} characters (a card's heading), got {len(value)}")
+        labels.append(value)
+    return labels[0], labels[1]
+
+
 def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: bool = True) -> ItemsSource:
     """Read ``items``, ``systems`` and ``questions`` (the file must exist; its content is checked later), and
     with ``queue`` the optional ``judgments_per_item`` / ``claim_minutes``."""
-    rel = t.str("items")
-    path = (common.base / rel).resolve()
+    rel, path = common.path(t, "items")
     if not path.is_file():
         t.fail("items", f"items file {rel!r} not found (looked for {path})")
     systems: tuple[str, ...] = ()
@@ -94,8 +109,8 @@ def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: b
     if queue and t.get("judgments_per_item", None) is not None:
         spec = QueueSpec(k=t.int("judgments_per_item", minimum=1),
                          claim_minutes=t.float("claim_minutes", 30, low=1, high=7 * 24 * 60))
-    elif "claim_minutes" in t.data:
-        t.fail("claim_minutes", "only applies to a task with judgments_per_item")
+    elif "claim_minutes" in t.data:  # (reported after the unknown keys: judgments_per_item may be misspelt)
+        t.fail_later("claim_minutes", "only applies to a task with judgments_per_item")
     return ItemsSource(items=path, systems=systems, questions=questions, queue=spec)
 
 
@@ -124,6 +139,62 @@ def check_source(file: Path, task_id: str, source: ItemsSource, items: ItemSet, 
     if len(union) < source.questions:
         raise ConfigError(f"{where}: key 'questions' = {source.questions} but {items.path.name} has only "
                           f"{len(union)} items with the outputs this task shows; ask fewer questions or add items")
+
+
+#: ``evalkit check`` shows at most this many missing outputs per task (then how many more)
+MISSING_SHOWN = 10
+
+
+def _file_name(items: ItemSet, folder: Path) -> Path:
+    """The items file as a warning names it: relative to ``folder`` (the config's) when it is inside it."""
+    return items.path.relative_to(folder) if items.path.is_relative_to(folder) else items.path
+
+
+def _capped(found: Iterator[str], more: Callable[[int], str]) -> list[str]:
+    """The first :data:`MISSING_SHOWN` warnings of ``found``, then ``more(n)`` for the n left (if any)."""
+    out = list(itertools.islice(found, MISSING_SHOWN))
+    left = sum(1 for _ in found)
+    return [*out, more(left)] if left else out
+
+
+def missing_outputs(task_id: str, source: ItemsSource, items: ItemSet, folder: Path) -> list[str]:
+    """``evalkit check``'s warnings for the items (attention checks aside: they show fewer outputs) that lack an
+    output of a system the task lists in ``systems``: such an item is never shown with that system, so the
+    task has fewer units than the file suggests. The file is named relative to ``folder`` (the config's)."""
+    if not source.systems:  # every system of the file: an item shows those it has
+        return []
+    by_system, n = items.by_system, len(items)
+    if all(len(by_system.get(name, ())) == n for name in source.systems):
+        return []
+    name = _file_name(items, folder)
+    found = (f"{name}, line {item.line} (item {item.id!r}): key 'outputs': no output for system {system!r} "
+             f"(listed in task {task_id!r})"
+             for item in items if item.check is None for system in source.systems if system not in item.outputs)
+    return _capped(found, lambda more: f"{name}: {more} more missing output(s) of systems listed in task "
+                                       f"{task_id!r} (only the first {MISSING_SHOWN} are shown)")
+
+
+#: ``evalkit check`` warns about a text (an input, output or reference) longer than this many characters: a
+#: question sends its texts to every evaluator's browser, and nobody reads 100,000 characters in one question
+LONG_TEXT = 100_000
+
+
+def long_texts(items: ItemSet, folder: Path, limit: int = LONG_TEXT) -> list[str]:
+    """``evalkit check``'s warnings for the items whose input, an output or the reference is longer than
+    ``limit`` characters (at most :data:`MISSING_SHOWN` lines, then a count). One pass over the texts' lengths."""
+    name = _file_name(items, folder)
+
+    def texts(item: Item) -> Iterator[tuple[str, str]]:
+        yield "key 'input'", item.input
+        yield "key 'reference'", item.reference or ""
+        for system, text in item.outputs.items():
+            yield f"key 'outputs': system {system!r}", text
+
+    found = (f"{name}, line {item.line} (item {item.id!r}): {where}: {len(text):,} characters, more than "
+             f"{limit:,}: a question this long is slow to load and hard to read"
+             for item in items for where, text in texts(item) if len(text) > limit)
+    return _capped(found, lambda more: f"{name}: {more} more text(s) longer than {limit:,} characters (only the "
+                                       f"first {MISSING_SHOWN} are shown)")
 
 
 def outline(source: ItemsSource, items: ItemSet, shown: str) -> str:
