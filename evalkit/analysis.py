@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .checks import passes
+from .checks import OUTCOMES, passes
 from .store import ColumnSpec, ForKinds, JsonField, Sampled, Store
 from .tasks import KINDS
 from .text import csv_safe
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .tasks.base import TaskKind
 
 __all__ = [
+    "BT_ONE_EVALUATOR",
     "CERA_COLUMNS",
     "AllPairsResult",
     "Block",
@@ -55,6 +56,7 @@ __all__ = [
     "analyse",
     "answer_time_bins",
     "bradley_terry_intervals",
+    "bt_evaluators",
     "evaluation_read",
     "evaluations_csv",
     "included_sessions",
@@ -74,7 +76,8 @@ CERA_COLUMNS = {
     "right_source": "rightSource", "created_at": "createdAt",
 }
 EXTRA_COLUMNS = {
-    "kind": "kind", "slot": "slot", "sources": "sources", "item_ids": "itemIds", "matched": "matched",
+    "kind": "kind", "slot": "slot", "sources": "sources", "system": "system", "preferred_system": "preferred_system",
+    "left_system": "left_system", "right_system": "right_system", "item_ids": "itemIds", "matched": "matched",
     "detail": "detail", "external_id": "externalId", "status": "sessionStatus", "study_version": "studyVersion",
     "item_id": "item_id", "check": "check", "check_passed": "check_passed",
 }
@@ -496,12 +499,26 @@ def strongest_first(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     return key.sort_values(["_key", name], kind="stable").drop(columns="_key").reset_index(drop=True)
 
 
+#: Added to a Bradley–Terry note when fewer than two evaluators judged (the bootstrap gives no interval then).
+BT_ONE_EVALUATOR = (" Only one evaluator has judged: the bootstrap resamples evaluators, so there is no interval "
+                    "until a second one has.")
+
+
+def bt_evaluators(pairwise: Sequence[PairwiseResult]) -> int:
+    """How many evaluators (sessions) the Bradley–Terry bootstrap of ``pairwise`` resamples: those with a judgment
+    (:func:`bradley_terry_intervals`; below two it gives no interval)."""
+    parts = [np.asarray(p.evaluator_wins.loc[p.evaluator_wins["wins"].to_numpy() > 0, "session_id"], dtype=object)
+             for p in pairwise if len(p.evaluator_wins)]
+    return len(pd.unique(np.concatenate(parts))) if parts else 0
+
+
 def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], resamples: int = 1000,
                             seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
     """Bootstrap intervals (``source, low, high``) of the Bradley–Terry strengths over all pairwise tasks.
 
     An evaluator is one session: all its judgments, in every pairwise task, go
     into a resample together (see :func:`evalkit.stats.bradley_terry_bootstrap`).
+    With fewer than two evaluators (:func:`bt_evaluators`) every interval is NaN.
     """
     parts = [p.evaluator_wins for p in pairwise if len(p.evaluator_wins)]
     if not parts:
@@ -570,23 +587,37 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     table["longest_same_run"] = runs
     table["majority_agreement"] = agree
     table["ended_by"] = ended_by_limit(sessions)
+    table["outcome"] = session_outcomes(sessions)
     return table.reset_index(drop=True)
 
 
-def ended_by_limit(sessions: pd.DataFrame) -> np.ndarray:
-    """Per session: ``"time"`` or ``"questions"`` when a ``[study.session]`` limit ended it (``meta["limit"]``,
-    see :func:`evalkit.survey.finish_session`), else ``""``. Only the few metas that mention a limit are parsed."""
+def _meta_values(sessions: pd.DataFrame, key: str, allowed: Collection[str]) -> np.ndarray:
+    """Per session: ``meta[key]`` when it is one of ``allowed``, else ``""``. Only the metas that mention the key
+    are parsed (a study of many sessions has few with it)."""
     out = np.full(len(sessions), "", dtype=object)
     if "meta" not in sessions.columns:
         return out
     meta = sessions["meta"].fillna("").astype(str)
-    for at in np.flatnonzero(meta.str.contains('"limit"', regex=False).to_numpy()):
+    for at in np.flatnonzero(meta.str.contains(f'"{key}"', regex=False).to_numpy()):
         try:
-            value = json.loads(meta.iloc[at]).get("limit")
+            value = json.loads(meta.iloc[at]).get(key)
         except (ValueError, AttributeError):
             continue
-        out[at] = value if value in ("time", "questions") else ""
+        out[at] = value if value in allowed else ""
     return out
+
+
+def ended_by_limit(sessions: pd.DataFrame) -> np.ndarray:
+    """Per session: ``"time"`` or ``"questions"`` when a ``[study.session]`` limit ended it (``meta["limit"]``,
+    see :func:`evalkit.survey.finish_session`), else ``""``."""
+    return _meta_values(sessions, "limit", ("time", "questions"))
+
+
+def session_outcomes(sessions: pd.DataFrame) -> np.ndarray:
+    """Per session: the outcome stored when it completed (``meta["outcome"]``, :data:`evalkit.checks.OUTCOMES`:
+    ``full`` marks a session that got no queued judgment, ``incomplete`` one that completed without its attention
+    checks or judgments), else ``""`` (not completed yet, or completed before outcomes were stored)."""
+    return _meta_values(sessions, "outcome", OUTCOMES)
 
 
 def _longest_runs(owner: np.ndarray, task: np.ndarray, n_tasks: int, response: np.ndarray, ids: np.ndarray,
@@ -777,6 +808,7 @@ class AllPairsResult(ResultDefaults):
     title: str = "Bradley–Terry over all pairwise tasks"
     kind: str = "pairwise"
     n_answers: int = 0
+    n_evaluators: int = 0  # evaluators with a pairwise judgment (the bootstrap's units; no interval below 2)
 
     def describe(self) -> str:
         return "pairwise, all tasks"
@@ -789,6 +821,8 @@ class AllPairsResult(ResultDefaults):
         from .export import bt_note, bt_table
 
         bt, note = self.bradley_terry, bt_note(self.options)
+        if self.n_evaluators < 2:
+            note += BT_ONE_EVALUATOR
         page = (Block("", None, "No pairwise comparison yet.", shown="page") if bt.empty else
                 Block("", bt_table(bt), note, chart="bradley_terry", shown="page"))
         return [page, Block("", bt_table(bt, 2), note, shown="report")]
@@ -818,7 +852,8 @@ def all_pairs(pairwise: Sequence[PairwiseResult], options: Options) -> AllPairsR
                                                       .fillna(0).to_numpy()),
                            bradley_terry_intervals(list(pairwise), sources, options.bootstrap_resamples,
                                                    options.bootstrap_seed, options.confidence))
-    return AllPairsResult(bradley_terry=bt_all, options=options, after=pairwise[-1].task if pairwise else "")
+    return AllPairsResult(bradley_terry=bt_all, options=options, after=pairwise[-1].task if pairwise else "",
+                          n_evaluators=bt_evaluators(pairwise))
 
 
 # ----------------------------------------------------------------------------- the whole report
@@ -1015,10 +1050,36 @@ def evaluations_csv(frames: Frames) -> str:
         frames.sessions[["session_id", "evaluator_name", "external_id", "status", "study_version"]],
         on="session_id", how="left")
     ev["item_id"], ev["check"] = _item_ids(ev), ev["check_type"]
+    _plain_system_columns(ev)
     columns = {**CERA_COLUMNS, **EXTRA_COLUMNS}
     out = _whole_numbers(ev[list(columns)].rename(columns=columns),
                          ["questionIndex", "timeSpentMs", "slot", "matched", "check_passed"])
     return csv_safe(out).to_csv(index=False)
+
+
+#: The kinds of the original CERA study, whose answers keep CERA's columns in the evaluations CSV (``reviewSource``,
+#: ``leftSource``, ``rightSource``); an answer of another kind has them empty and says the same in plain names.
+CERA_KINDS = ("triplet", "pairwise")
+
+
+def _plain_system_columns(ev: pd.DataFrame) -> None:
+    """The evaluations CSV's system columns, in place: an answer of a CERA kind (or of no stored kind, from before
+    kinds were stored) keeps ``review_source`` / ``left_source`` / ``right_source`` (CERA's ``reviewSource``,
+    ``leftSource``, ``rightSource``); an answer of a newer kind has them empty and instead ``system`` (the system
+    of the one text the question showed: a score of one output, a real-or-generated judgment),
+    ``preferred_system`` (the system the evaluator chose: compare, HELP slider, the best of a ranking; empty for a
+    tie or a draw) and ``left_system`` / ``right_system`` (the systems of a question showing two outputs, A and B:
+    a compare question, a score question of two outputs)."""
+    kind = ev["kind"].astype(object)
+    cera = (kind.isna() | kind.isin(CERA_KINDS)).to_numpy()
+    shown = kind.isin([name for name, k in KINDS.items() if not k.choice_in_review_source]).to_numpy()
+    source = ev["review_source"].astype(object)
+    ev["system"] = source.where(~cera & shown)
+    ev["preferred_system"] = source.where(~cera & ~shown)
+    ev["left_system"] = ev["left_source"].astype(object).where(~cera)
+    ev["right_system"] = ev["right_source"].astype(object).where(~cera)
+    for column in ("review_source", "left_source", "right_source"):
+        ev[column] = ev[column].astype(object).where(cera)
 
 
 def _item_ids(ev: pd.DataFrame) -> pd.Series:

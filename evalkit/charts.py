@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
@@ -33,12 +34,15 @@ def rate_chart(frame: pd.DataFrame, y: str, chance: float, title: str, x_title: 
     return (bars + errors + rule).properties(title=title, height=alt.Step(34))
 
 
-def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") -> alt.Chart:
+def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths",
+             order: Sequence[str] | None = None) -> alt.Chart:
     """Finite Bradley–Terry log-strengths as bars with their bootstrap intervals where the frame has them
     (``low`` / ``high``; an infinite end is drawn to the edge of the finite values). ±inf strengths are
-    listed in the table, not drawn."""
+    listed in the table, not drawn. ``order``: the sources top to bottom (a task's systems in the config's
+    order, as in its tables); without it, strongest first."""
     finite = frame[frame["log_strength"].map(lambda v: math.isfinite(v))].copy()
-    base = alt.Chart(finite).encode(y=alt.Y("source:N", sort="-x", title=None))
+    sort: Any = list(order) if order is not None else "-x"
+    base = alt.Chart(finite).encode(y=alt.Y("source:N", sort=sort, title=None))
     tooltip = [alt.Tooltip("source:N"), alt.Tooltip("log_strength:Q", format=".3f")]
     layers = []
     if {"low", "high"} <= set(finite.columns) and not finite.empty:
@@ -47,7 +51,7 @@ def bt_chart(frame: pd.DataFrame, title: str = "Bradley–Terry log-strengths") 
         lo, hi = float(ends.min()), float(ends.max())
         finite["low_drawn"] = finite["low"].clip(lower=lo).fillna(finite["log_strength"])
         finite["high_drawn"] = finite["high"].clip(upper=hi).fillna(finite["log_strength"])
-        base = alt.Chart(finite).encode(y=alt.Y("source:N", sort="-x", title=None))
+        base = alt.Chart(finite).encode(y=alt.Y("source:N", sort=sort, title=None))
         tooltip += [alt.Tooltip("low:Q", format=".3f", title="95% low"),
                     alt.Tooltip("high:Q", format=".3f", title="95% high")]
         layers.append(base.mark_rule(color="#111827", strokeWidth=2).encode(x="low_drawn:Q", x2="high_drawn:Q"))

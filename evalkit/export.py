@@ -1,22 +1,25 @@
-"""Reports of an :class:`evalkit.analysis.Report`: Markdown, a booktabs LaTeX table, CSV.
+"""Reports of an :class:`evalkit.analysis.Report`: Markdown, a booktabs LaTeX table, CSV; and the scores CSV
+(every score of every kind that scores, one row each, from the stored rows).
 
-The results page and ``python -m evalkit report`` both call these, so the
+The results page and ``python -m evalkit report`` / ``export`` both call these, so the
 numbers are the same everywhere.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 
-from .analysis import Options, Report, TaskResult
+from .analysis import Frames, Options, Report, TaskResult
 from .text import csv_safe, strip_controls
 
-__all__ = ["alpha_notes", "alpha_text", "bt_note", "bt_table", "count_text", "fmt_ci", "fmt_num", "fmt_p", "fmt_pct",
-           "latex_table", "main_results", "markdown_report", "mos_note", "mos_table", "ratings_text", "results_csv",
-           "section_headings"]
+__all__ = ["SCORES_CSV_COLUMNS", "SCORE_ROW_COLUMNS", "alpha_notes", "alpha_text", "bt_note", "bt_table", "count_text",
+           "fmt_ci", "fmt_num", "fmt_p", "fmt_pct", "latex_table", "main_results", "markdown_report", "mos_note",
+           "mos_table", "ratings_text", "results_csv", "scores_csv", "scoring_kinds", "section_headings"]
 
 
 def fmt_p(p: float | None) -> str:
@@ -282,3 +285,66 @@ def results_csv(report: Report) -> str:
     source names) is made safe for spreadsheets (:func:`evalkit.text.csv_safe`).
     """
     return csv_safe(main_results(report).drop(columns="kind")).to_csv(index=False)
+
+
+# ----------------------------------------------------------------------------- the scores CSV
+
+#: What a kind's ``score_rows(frames)`` returns (its analysis module's, :func:`scores_csv`): one row per score.
+SCORE_ROW_COLUMNS = ["session_id", "task", "kind", "question_index", "item_id", "system", "position", "scale",
+                     "score", "scale_min", "scale_max", "time_spent_ms", "created_at", "check"]
+#: Columns of scores.csv, in order: one row per score (a tidy long table). The session's columns are named as in the
+#: other exports (``evaluatorName, sessionId, externalId, sessionStatus``, ``questionIndex``, ``timeSpentMs``,
+#: ``createdAt``); the score's own in plain words.
+#: the scores export's columns: a tidy long table, named as issue 25 gives them (snake_case, unlike the older
+#: exports' CERA-era camelCase)
+SCORES_CSV_COLUMNS = ["session_id", "evaluator", "external_id", "session_status", "task", "kind", "question_index",
+                      "item_id", "system", "position", "scale", "score", "scale_min", "scale_max", "time_spent_ms",
+                      "created_at", "check"]
+
+
+def scoring_kinds() -> dict[str, Any]:
+    """The kinds that score, by name, with their ``score_rows`` function: every kind whose analysis module has one
+    (score, rating, and any later kind that scores: it adds ``score_rows(frames) -> DataFrame`` of
+    :data:`SCORE_ROW_COLUMNS` to its module)."""
+    from .tasks import KINDS
+
+    makers = {}
+    for name, kind in KINDS.items():
+        if kind.analysis is not None:
+            module = importlib.import_module(f"{__package__}.tasks.{kind.analysis}")
+            if callable(getattr(module, "score_rows", None)):
+                makers[name] = module.score_rows
+    return makers
+
+
+def scores_csv(frames: Frames) -> str:
+    """Every stored score as CSV (:data:`SCORES_CSV_COLUMNS`), one row per score: for a ``score`` task one row per
+    (answer, output shown, scale) with the output's ``system`` and ``position`` (0 = the first shown), for a
+    ``rating`` task one row per (rated item, metric) with the metric as ``scale`` (``familiarity`` included; no
+    system). ``score``, ``scale_min`` and ``scale_max`` are numbers (the scale's range as configured; empty where
+    the stored description does not say it), ``question_index``, ``position`` and ``time_spent_ms`` integers
+    (``time_spent_ms`` is the whole question's). ``check`` is ``tutorial`` or ``attention`` for a check question's
+    scores. Every session, any status (``session_status``), as the other exports; rows in the order answered.
+    Text cells are made safe for spreadsheets (:func:`evalkit.text.csv_safe`). Needs every stored column: frames
+    from ``load_frames(store, full=True)``.
+    """
+    parts = [part for make in scoring_kinds().values() if len(part := make(frames))]
+    rows = (pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SCORE_ROW_COLUMNS))
+    rows = rows.sort_values("created_at", kind="stable") if len(rows) else rows
+    rows = rows.merge(frames.sessions[["session_id", "evaluator_name", "external_id", "status"]], on="session_id",
+                      how="left")
+    out = pd.DataFrame({
+        "session_id": rows["session_id"], "evaluator": rows["evaluator_name"], "external_id": rows["external_id"],
+        "session_status": rows["status"], "task": rows["task"], "kind": rows["kind"],
+        "question_index": pd.to_numeric(rows["question_index"]).astype("Int64"), "item_id": rows["item_id"],
+        "system": rows["system"], "position": pd.to_numeric(rows["position"]).astype("Int64"), "scale": rows["scale"],
+        "score": pd.to_numeric(rows["score"]).astype(float),
+        "scale_min": pd.to_numeric(rows["scale_min"]).astype(float),
+        "scale_max": pd.to_numeric(rows["scale_max"]).astype(float),
+        "time_spent_ms": pd.to_numeric(rows["time_spent_ms"]).astype("Int64"), "created_at": rows["created_at"],
+        "check": rows["check"]}, columns=SCORES_CSV_COLUMNS)
+    for column in ("score", "scale_min", "scale_max"):  # whole numbers as integers (4, not 4.0), halves as they are
+        values = out[column]
+        if values.notna().any() and (values.dropna() == values.dropna().round()).all():
+            out[column] = values.astype("Int64")
+    return csv_safe(out).to_csv(index=False)

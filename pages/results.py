@@ -41,9 +41,11 @@ from evalkit.export import (
     fmt_pct,
     latex_table,
     results_csv,
+    scores_csv,
+    scoring_kinds,
     section_headings,
 )
-from evalkit.invite import status_counts, status_frame, statuses_of
+from evalkit.invite import OUTCOME_FLAGS, status_counts, status_frame, statuses_of
 from evalkit.missing import confirm_problem, login_problem
 from evalkit.queue import statuses as queue_statuses
 from evalkit.queue import summary as queue_summary
@@ -134,6 +136,9 @@ class View:
     latex: str
     results_csv: str
     zone: Zone
+    #: whether the database holds rubric ratings / scores of a kind that scores (its downloads are offered)
+    has_ratings: bool = False
+    has_scores: bool = False
 
 
 @st.cache_resource(max_entries=12, show_spinner="Computing the results...")
@@ -144,7 +149,8 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
     prepared here; changing an option recomputes without rereading. The study's items files (their automatic
     metrics) come from the loaded study, named by its version."""
     zone = resolve_zone(tz_name, tz_offset)
-    report = analyse(frames_at(_store, database, version), options, items_of(loaded))
+    frames = frames_at(_store, database, version)
+    report = analyse(frames, options, items_of(loaded))
     q = report.quality.copy()
     q.insert(0, "session", q["session_id"].map(_short))
     q["majority_agreement"] = q["majority_agreement"].map(fmt_pct)
@@ -155,6 +161,8 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
         q = q.drop(columns=["external_id"])
     if not q["ended_by"].astype(bool).any():  # no session ended by a [study.session] limit
         q = q.drop(columns=["ended_by"])
+    if not q["outcome"].isin(list(OUTCOME_FLAGS)).any():  # every completed session did the work its plan asked
+        q = q.drop(columns=["outcome"])
     if not (q["checks_passed"] + q["checks_failed"] + q["tutorial_first_try"]).any():  # a study without checks
         q = q.drop(columns=["checks_passed", "checks_failed", "tutorial_first_try", "checks_result"])
     else:  # the checks right after the status: what a researcher looks at first in a crowd study
@@ -167,8 +175,11 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
                   strict=True)}
     # made safe for a spreadsheet here, once per report (Streamlit's table download writes cells as they are;
     # evaluators type names and ids), not on every render (0.2 s at 20,000 evaluators)
+    has_ratings = bool((frames.ratings["metric"].astype(object) != "comment").any())  # every session's, as the CSV
+    has_scores = (has_ratings and "rating" in scoring_kinds()) or bool(
+        frames.evaluations["kind"].astype(object).isin(list(scoring_kinds())).any())
     return View(report, charts.report_specs(report, zone), csv_safe(q.drop(columns=["session_id", "completed"])),
-                labels, latex_table(report), results_csv(report), zone)
+                labels, latex_table(report), results_csv(report), zone, has_ratings, has_scores)
 
 
 def chart(where: DeltaGenerator, specs: dict[str, dict], key: str) -> None:
@@ -176,7 +187,7 @@ def chart(where: DeltaGenerator, specs: dict[str, dict], key: str) -> None:
     a faceted chart (one panel per metric) keeps its panels' own width."""
     spec = specs.get(key)
     if spec is not None:
-        faceted = "facet" in spec or "column" in spec.get("encoding", {})
+        faceted = "facet" in spec or bool({"column", "row", "facet"} & set(spec.get("encoding", {})))
         where.vega_lite_chart(spec=spec, **({} if faceted else {"width": "stretch"}))
 
 
@@ -276,9 +287,14 @@ def show_overview(report: Report, specs: dict[str, dict]) -> None:
                 "two evaluators counts twice.")
     m[4].metric("Items rated", report.n_rated_items, help="Distinct items rated by at least one evaluator.")
     show_queues()
-    for result in report.sections():
-        if tab_of(result) == "Overview":
-            show_task(result, specs)
+    shown = [result for result in report.sections() if tab_of(result) == "Overview"]
+    elsewhere = sorted({tab_of(result) for result in report.sections()} - {"Overview"})
+    if not shown and elsewhere:  # e.g. a study of rating tasks only: say where its results are
+        tabs = " and ".join(f"**{tab}**" for tab in elsewhere)
+        st.info(f"The results of this study's tasks are in the {tabs} tab{'s' if len(elsewhere) > 1 else ''}.",
+                icon=":material/arrow_forward:")
+    for result in shown:
+        show_task(result, specs)
 
 
 def show_queues() -> None:
@@ -350,7 +366,8 @@ def show_evaluators(view: View) -> None:
     st.caption(f"Times in {view.zone.label}. Fast answers: under {report.options.fast_ms / 1000:g} s · Max "
                "identical run: the longest run of identical responses (straight-lining) · Majority agreement: "
                "picks matching the other evaluators' majority on the same question slot. Excluded and trashed "
-               "sessions are listed but never counted.")
+               "sessions are listed but never counted, and so are abandoned ones (nothing was recorded for them "
+               "within `[study.session] abandon_minutes` of their start: their places went to others).")
     left, right = st.columns(2)
     if report.n_answers:
         chart(left, specs, "timeline")
@@ -411,6 +428,11 @@ def show_invitations(zone: Zone) -> None:
             table(where, rows, zone, untrusted=True)
         else:
             where.caption("Nobody.")
+    flagged = frame.loc[frame["flag"] != "", ["participant_id", "note", "flag"]]
+    if len(flagged):  # finished without a queued judgment (the study was full) or without their checks
+        st.markdown(f"**Finished, but look at these** ({len(flagged):,})")
+        table(st, flagged.rename(columns={"participant_id": "Participant", "note": "Note", "flag": "Why"}), zone,
+              untrusted=True)
     st.caption(f"Times in {zone.label}. A participant counts from their newest session that is not in the trash; "
                "`python -m evalkit invite --status` prints the same lists.")
 
@@ -425,14 +447,24 @@ def ratings_file() -> str:
     return ratings_csv(load_frames(store, full=True))
 
 
+def scores_file() -> str:
+    """Every stored score (score and rating tasks), one row each, read when the button is clicked."""
+    return scores_csv(load_frames(store, full=True))
+
+
 # ----------------------------------------------------------------------------- background forms (kind "form")
 
 FORMS = form_descriptions({"": study_summary(loaded.study)})  # the study's forms, in the config's order
 
 
-def form_summaries(completed_only: bool) -> list[FormSummary]:
-    """The forms' answers summarised per field (counted sessions only), read from the store now."""
-    return summarise(forms_frame(store.form_answers(), store.sessions()), FORMS, completed_only=completed_only)
+def form_summaries(options: Options, report: Report) -> list[FormSummary]:
+    """The forms' answers summarised per field, read from the store now: the sessions every other table counts
+    (completed ones only with that switch; without those who failed the attention checks, with "Leave out failed
+    evaluators", as the report found them)."""
+    failed = report.quality.loc[report.quality["checks_result"] == "failed", "session_id"] \
+        if options.exclude_failed_checks and "checks_result" in report.quality.columns else ()
+    return summarise(forms_frame(store.form_answers(), store.sessions()), FORMS,
+                     completed_only=options.completed_only, leave_out=list(failed))
 
 
 def show_forms(forms: list[FormSummary]) -> None:
@@ -467,18 +499,27 @@ def _show_forms(forms: list[FormSummary]) -> None:
 
 
 def show_exports(view: View) -> None:
-    c1, c2, c3 = st.columns(3)
-    c1.download_button("Evaluations (CSV)", exported("evaluations.csv", evaluations_file),
-                       file_name="evaluations.csv", mime="text/csv", on_click="ignore", key="dl_evaluations")
-    c2.download_button("Ratings (CSV)", exported("ratings.csv", ratings_file), file_name="ratings.csv",
-                       mime="text/csv", on_click="ignore", key="dl_ratings")
-    c3.download_button("Main results (CSV)", exported("results.csv", lambda: view.results_csv),
-                       file_name="results.csv", mime="text/csv", on_click="ignore", key="dl_results")
-    st.caption("The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
-               "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt). "
-               "The ratings CSV has one row per metric score; comments are in the itemComment and metricComment "
-               "columns. In every CSV, text that a spreadsheet would run as a formula (starting with =, +, -, @, "
-               "tab or carriage return) gets a leading ', and control characters are removed.")
+    # (label, file, content, key); the ratings and scores only when the database holds some: no empty file
+    downloads = [("Evaluations (CSV)", "evaluations.csv", evaluations_file, "dl_evaluations"),
+                 *([("Ratings (CSV)", "ratings.csv", ratings_file, "dl_ratings")] if view.has_ratings else []),
+                 *([("Scores (CSV)", "scores.csv", scores_file, "dl_scores")] if view.has_scores else []),
+                 ("Main results (CSV)", "results.csv", lambda: view.results_csv, "dl_results")]
+    for where, (label, name, content, key) in zip(st.columns(len(downloads)), downloads, strict=True):
+        where.download_button(label, exported(name, content), file_name=name, mime="text/csv", on_click="ignore",
+                              key=key)
+    notes = ["The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
+             "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt), "
+             "filled for the CERA tasks (triplet, pairwise); an answer of another kind names its systems in "
+             "system (the output shown), preferred_system (the one chosen) and left_system / right_system."]
+    if view.has_ratings:
+        notes.append("The ratings CSV has one row per metric score; comments are in the itemComment and "
+                     "metricComment columns.")
+    if view.has_scores:
+        notes.append("The scores CSV has one row per score (score and rating tasks) with its system, scale and "
+                     "the scale's range, as numbers: ready for a spreadsheet or pandas.read_csv.")
+    notes.append("In every CSV, text that a spreadsheet would run as a formula (starting with =, +, -, @, tab or "
+                 "carriage return) gets a leading ', and control characters are removed.")
+    st.caption(" ".join(notes))
     if FORMS:
         st.download_button("Forms (CSV)", exported("forms.csv", lambda: forms_csv(store)), file_name="forms.csv",
                            mime="text/csv", on_click="ignore", key="dl_forms")
@@ -486,7 +527,9 @@ def show_exports(view: View) -> None:
                    "options chosen; an optional field left empty has an empty value.")
     latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
-    st.code(latex, language="latex")
+    # shown as plain text: a LaTeX highlighter takes the % of an escaped \% for a comment and greys the rest of
+    # the line (every rate, interval and p of a row); the text shown and copied is the exported table itself
+    st.code(latex, language=None)
     st.download_button("Download the LaTeX table", exported("results.tex", lambda: latex), file_name="results.tex",
                        mime="text/x-tex", on_click="ignore", key="dl_latex")
     log = store.admin_log()
@@ -537,6 +580,6 @@ with exports:
     show_exports(view)
 for tab in forms_tab:
     with tab:
-        show_forms(form_summaries(options.completed_only))
+        show_forms(form_summaries(options, view.report))
 st.session_state["_results_render_s"] = time.perf_counter() - started
 st.session_state["_results_shown_at"] = time.monotonic()

@@ -582,6 +582,23 @@ def test_bradley_terry_intervals_in_the_report_csv_latex_and_markdown() -> None:
     assert "percentile bootstrap" in markdown_report(report)
 
 
+def test_bradley_terry_over_all_pairs_with_one_evaluator_has_no_interval() -> None:
+    """One evaluator: the bootstrap resamples evaluators, so there is no interval (not a zero-width one), and the
+    note says why; with three there are intervals and no such note."""
+    from evalkit.analysis import all_pairs
+
+    one = all_pairs([pairwise_results(pair_rows().assign(session_id="e1"), PAIRS)], Options())
+    assert one.n_evaluators == 1 and one.bradley_terry[["low", "high"]].isna().all().all()
+    for block in one.blocks():
+        assert "no interval until a second one" in block.note
+        assert (block.table["95% CI"] == "–").all()
+    rows = [r for r in one.main_rows() if r["label"] == "x"]
+    assert math.isnan(rows[0]["low"]) and math.isnan(rows[0]["high"])
+    three = all_pairs([pairwise_results(pair_rows(), PAIRS)], Options())
+    assert three.n_evaluators == 3 and "no interval until" not in three.blocks()[0].note
+    assert three.bradley_terry.set_index("source").loc["x", ["low", "high"]].notna().all()
+
+
 def test_rating_intervals_are_clipped_to_the_scale_everywhere() -> None:
     report = analyse(frames_for_report())
     mos = report.ratings[0].mos.iloc[0]

@@ -66,7 +66,8 @@ def _rating_result() -> RatingResult:
 
 def test_rating_distributions_follow_the_rubric_with_horizontal_labels() -> None:
     spec = to_spec(rating_chart(_rating_result()))
-    assert spec["encoding"]["column"]["sort"] == ["Zeta", "Alpha"]  # rubric order, not alphabetical
+    assert spec["encoding"]["facet"]["sort"] == ["Zeta", "Alpha"]  # rubric order, not alphabetical
+    assert spec["encoding"]["facet"]["columns"] == 2  # two panels a row: four metrics fit a phone's screen
     assert spec["encoding"]["x"]["axis"]["labelAngle"] == 0
 
 

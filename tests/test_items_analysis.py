@@ -408,6 +408,49 @@ def test_correlation_with_metrics_at_item_and_system_level(tmp_path: Path) -> No
     assert set(compare.correlations["level"]) == {"system"} and (compare.correlations["n"] == 2).all()
 
 
+def test_correlation_p_values_name_their_method(tmp_path: Path) -> None:
+    """Each p-value says how it was obtained (p_method, the page's "p method" column, the headline rows' detail):
+    Spearman's is exact for few points (here n = 6 at item level, with a tie), from its permutation
+    distribution."""
+    items = load_items(metric_items(tmp_path))
+    res = score_analysis.results(score_rows(), SCORE, TaskContext(Options(), items))
+    c = res.correlations.set_index(["level", "measure", "method"])
+    human = np.array([75, 60, 77.5, 52.5, 35, 35])
+    bleu = np.array([30, 25, 40, 10, 15, 5])
+    spearman = c.loc[("item", "Overall", "spearman")]
+    exact = sst.permutation_test((human,), lambda h: sst.spearmanr(h, bleu).statistic, permutation_type="pairings",
+                                 n_resamples=np.inf).pvalue
+    assert spearman["p_method"] == "exact permutation" and spearman["p_value"] == pytest.approx(exact, rel=1e-9)
+    assert spearman["p_value"] != pytest.approx(sst.spearmanr(human, bleu).pvalue, rel=1e-3)  # not the t approx
+    assert c.loc[("item", "Overall", "pearson"), "p_method"] == "t"
+    assert c.loc[("item", "Overall", "kendall"), "p_method"] == "normal approximation"  # a tie: not exact
+    assert c.loc[("system", "Overall", "spearman"), "p_method"] == ""  # two systems: no p
+    block = next(b for b in res.blocks() if b.heading == "Correlation with automatic metrics")
+    assert list(block.table.columns) == ["level", "measure", "metric", "method", "r", "95% CI", "p", "p method", "n"]
+    assert "p method" in block.note and "exact up to n = 10" in block.note
+    details = {r["detail"] for r in res.main_rows() if "correlation with bleu (item level)" in r["section"]}
+    assert details == {"pearson, p: t", "kendall, p: normal approximation"}
+
+
+def test_bradley_terry_with_one_evaluator_has_no_interval_and_says_why() -> None:
+    one = compare_analysis.results(compare_rows().assign(session_id="e1"), COMPARE, CONTEXT)
+    assert one.n_bt_evaluators == 1 and one.bradley_terry[["low", "high"]].isna().all().all()
+    block = next(b for b in one.blocks() if b.heading == "Bradley–Terry strengths")
+    assert (block.table["95% CI"] == "–").all() and "no interval until a second one" in block.note
+    three = compare_analysis.results(compare_rows(), COMPARE, CONTEXT)
+    block = next(b for b in three.blocks() if b.heading == "Bradley–Terry strengths")
+    assert three.n_bt_evaluators == 3 and "no interval until" not in block.note
+    assert three.bradley_terry[["low", "high"]].notna().all().all()
+    # rank: Bradley–Terry from the implied pairs of one evaluator's answers
+    ranked = rank_analysis.results(_ranking_rows([("e1", s, r) for _, s, r in RANKED]), RANKING, CONTEXT)
+    block = next(b for b in ranked.blocks() if b.heading == "Bradley–Terry strengths from implied pairs")
+    assert ranked.n_pair_evaluators == 1 and ranked.bradley_terry[["low", "high"]].isna().all().all()
+    assert "no interval until a second one" in block.note
+    several = rank_analysis.results(_ranking_rows(RANKED), RANKING, CONTEXT)
+    assert several.n_pair_evaluators == 3 and "no interval until" not in next(
+        b for b in several.blocks() if b.heading == "Bradley–Terry strengths from implied pairs").note
+
+
 # ----------------------------------------------------------------------------- end to end
 
 

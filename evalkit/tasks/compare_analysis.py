@@ -17,7 +17,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis import Block, ResultDefaults, TaskContext, _bt_frame, _recode, bradley_terry_intervals, item_codes
+from ..analysis import (
+    BT_ONE_EVALUATOR,
+    Block,
+    ResultDefaults,
+    TaskContext,
+    _bt_frame,
+    _recode,
+    bradley_terry_intervals,
+    bt_evaluators,
+    item_codes,
+)
 from ..export import bt_table, fmt_ci, fmt_num, fmt_pct
 from ..stats import bradley_terry_matrix
 from ..text import join_title
@@ -28,9 +38,11 @@ from .items_analysis import (
     correlation_display,
     correlation_rows,
     count_text,
+    in_order,
     judged_pairs,
     rate_columns,
     rows_of,
+    system_order,
     wilson_fractional,
 )
 from .pairwise_analysis import pairwise_results, win_rate_rows
@@ -45,7 +57,7 @@ WIN_NOTE = (
 SLIDER_NOTE = (
     "HELP slider (-100..100): the mean signed preference, positive = the favoured system better, with a Student "
     "(1908) t interval clipped to -100..100 († where it was cut). Draws: the slider left at 0 with Accept "
-    "(positive: both acceptable) or Reject (negative: neither).")
+    "(positive: both suitable) or Reject (negative: both unsuitable).")
 POWER_NOTE = (
     "Judgments (ties left out) a two-sided test at alpha .05 needs for power .8 if the current win rate is the "
     "true one (Cohen's h, Cohen 1988); '–' where the rate is 50% or there is nothing yet.")
@@ -65,10 +77,11 @@ class CompareResult(ResultDefaults):
     power: pd.DataFrame  # pair, system, rate, n, needed_total, further
     bradley_terry: pd.DataFrame  # system, log_strength, low, high
     shares: pd.DataFrame  # system, wins (ties as half), comparisons, share, low, high
-    correlations: pd.DataFrame  # level, measure, metric, method, r, low, high, p_value, n
+    correlations: pd.DataFrame  # level, measure, metric, method, r, low, high, p_value, p_method, n
     correlation_note: str
     options: Any
     n_answers: int
+    n_bt_evaluators: int = 0  # evaluators with a judgment: the bootstrap's units (no interval below 2)
     kind: str = "compare"
 
     def describe(self) -> str:
@@ -100,6 +113,7 @@ class CompareResult(ResultDefaults):
         out.append(Block("Bradley–Terry strengths", bt_table(bt.rename(columns={"system": "source"})).rename(
             columns={"source": "system"}) if len(bt) else None,
             BT_NOTE.format(resamples=self.options.bootstrap_resamples, seed=self.options.bootstrap_seed)
+            + (BT_ONE_EVALUATOR if self.n_bt_evaluators < 2 else "")
             if len(bt) else "No comparison yet.", f"compare_bt:{self.task}" if len(bt) else ""))
         pw = self.power
         out.append(Block("Sample size: judgments needed per pair", pw.assign(
@@ -131,7 +145,8 @@ class CompareResult(ResultDefaults):
                                                           "win rate (ties left out)")
         if len(self.bradley_terry):
             out[f"compare_bt:{self.task}"] = bt_chart(self.bradley_terry.rename(columns={"system": "source"}),
-                                                      join_title(self.title, "Bradley–Terry log-strengths"))
+                                                      join_title(self.title, "Bradley–Terry log-strengths"),
+                                                      order=list(self.shares["system"]))
         return out
 
 
@@ -146,7 +161,8 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     intervals over evaluators, win shares per system and their correlation with the items' metrics."""
     options = context.options
     confidence = options.confidence
-    pair = pairwise_results(ev, task, confidence)
+    # the systems in the config's order in every table and chart (pairs named first system first)
+    pair = pairwise_results(ev, task, confidence, order=lambda found: system_order(task, context, found))
     w = pair.win_rates.rename(columns={"source": "system"})
     # losses and ties as half: per pair, the other system's wins are this one's losses
     decided = w["n"].to_numpy()
@@ -164,8 +180,8 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     if len(pair.records):
         intervals = bradley_terry_intervals([pair], systems, options.bootstrap_resamples, options.bootstrap_seed,
                                             confidence)
-        bt = _bt_frame(bradley_terry_matrix(systems, pair.wins.to_numpy()), intervals).rename(
-            columns={"source": "system"})
+        bt = in_order(_bt_frame(bradley_terry_matrix(systems, pair.wins.to_numpy()), intervals).rename(
+            columns={"source": "system"}), systems)
     # win share per system over all its comparisons, ties as half (the win matrix counts them so)
     wm = pair.wins.to_numpy()
     won, played = wm.sum(axis=1), wm.sum(axis=1) + wm.sum(axis=0)
@@ -188,4 +204,4 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
         task=task["id"], title=task.get("title", task["id"]), response=task.get("response", "choice"),
         win_rates=w.reset_index(drop=True), slider=pair.slider, power=pair.power.rename(columns={"source": "system"}),
         bradley_terry=bt, shares=shares, correlations=table, correlation_note=note, options=options,
-        n_answers=pair.n_answers)
+        n_answers=pair.n_answers, n_bt_evaluators=bt_evaluators([pair]))

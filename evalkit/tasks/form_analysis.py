@@ -8,7 +8,7 @@ completed ones); the CSV holds every stored answer with the session's status bes
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -138,11 +138,16 @@ def _summary(desc: Mapping[str, Any], values: pd.Series) -> FieldSummary:
 
 
 def summarise(frame: pd.DataFrame, descriptions: Mapping[str, Mapping[str, Any]], *,
-              completed_only: bool = False) -> list[FormSummary]:
+              completed_only: bool = False, leave_out: Collection[str] = ()) -> list[FormSummary]:
     """Per form task (in ``descriptions``' order), per field (in the form's order): the summary of the answers of
-    the sessions the statistics count (``frame`` from :func:`forms_frame`)."""
+    the sessions the statistics count (``frame`` from :func:`forms_frame`), less the sessions in ``leave_out``
+    (those that failed their attention checks, when the statistics leave them out: the same evaluators as every
+    other table, see :func:`evalkit.analysis.included_sessions`)."""
     counted = ("completed",) if completed_only else COUNTED
-    rows = frame[frame["status"].isin(counted)]
+    keep = frame["status"].isin(counted)
+    if len(leave_out):
+        keep &= ~frame["session_id"].isin(list(leave_out))
+    rows = frame[keep]
     out = []
     for task_id, desc in descriptions.items():
         mine = rows[rows["task"] == task_id]

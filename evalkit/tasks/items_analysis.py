@@ -9,7 +9,7 @@ Imported only when a report is made (through :meth:`evalkit.tasks.base.TaskKind.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,14 +24,17 @@ from ..text import join_title
 if TYPE_CHECKING:
     from ..items import ItemSet
 
-__all__ = ["CORRELATION_COLUMNS", "bt_with_intervals", "correlate", "judged_pairs", "metrics_table", "rate_columns",
-           "rows_of", "wilson_fractional"]
+__all__ = ["CORRELATION_COLUMNS", "bt_with_intervals", "correlate", "in_order", "judged_pairs", "metrics_table",
+           "rate_columns", "rows_of", "system_order", "wilson_fractional"]
 
 #: Columns of a correlation table.
-CORRELATION_COLUMNS = ["level", "measure", "metric", "method", "r", "low", "high", "p_value", "n"]
+CORRELATION_COLUMNS = ["level", "measure", "metric", "method", "r", "low", "high", "p_value", "p_method", "n"]
 METHODS = ("pearson", "spearman", "kendall")
 CORRELATION_NOTE = (
-    "Pearson's r, Spearman's rho and Kendall's tau-b (scipy), two-sided p-values; 95% intervals by Fisher's z "
+    "Pearson's r, Spearman's rho and Kendall's tau-b (scipy), two-sided p-values, each with its method (p "
+    "method): Pearson's from Student's t; Spearman's exact up to n = 10 (its permutation distribution over all "
+    "n! pairings of the ranks; few systems make the t approximation poor), beyond that the t approximation; "
+    "Kendall's exact without ties up to n = 33, else the normal approximation. 95% intervals by Fisher's z "
     "(Fisher 1921) with the standard error of Bonett & Wright (2000) for Spearman and of Fieller, Hartley & "
     "Pearson (1957) for Kendall. Item level: one point per judged (item, system), the human mean against the "
     "item's metric; system level: one point per system, the metric averaged over the items the system was "
@@ -48,6 +51,28 @@ def rows_of(ev: pd.DataFrame, task_id: str, columns: Sequence[str]) -> pd.DataFr
     """The task's answers, only the columns asked for that exist (a copy of those alone)."""
     present = [c for c in columns if c in ev.columns]
     return ev.loc[(ev["task"] == task_id).to_numpy(), present]
+
+
+def system_order(task: Mapping[str, Any], context: TaskContext | None, seen: Collection[str]) -> list[str]:
+    """The systems of a task in the one order every table and chart of its section uses: the task's ``systems``
+    as the config lists them, else (a task that takes every system of its items file) the items file's order
+    (:meth:`evalkit.items.ItemSet.regular_systems`, when the analysis has the file), then any other system seen
+    in the answers, sorted; only the systems in ``seen`` (those the answers show)."""
+    given = [str(s) for s in task.get("systems") or []]
+    if not given and context is not None and context.items is not None:
+        given = [str(s) for s in context.items.regular_systems()]
+    seen = {str(s) for s in seen}
+    return [s for s in dict.fromkeys([*given, *sorted(seen)]) if s in seen]
+
+
+def in_order(frame: pd.DataFrame, order: Sequence[str], column: str = "system") -> pd.DataFrame:
+    """The rows of ``frame`` with ``column`` in ``order`` (:func:`system_order`; rows of other values last, in
+    their order), index reset: e.g. strengths listed in the config's order, not strongest first."""
+    if frame.empty:
+        return frame
+    rank = {name: k for k, name in enumerate(order)}
+    key = frame[column].map(lambda v: rank.get(v, len(rank)))
+    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
 def wilson_fractional(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -154,9 +179,10 @@ def correlate(context: TaskContext, judged: pd.DataFrame, system_level: pd.DataF
             x, y = group["human"].to_numpy(dtype=float), group["metric_value"].to_numpy(dtype=float)
             for method in METHODS:
                 c = stats.correlation(x, y, method, confidence)
-                p = c.p_value if c.n >= 4 else math.nan  # 3 points: Spearman's r = 1 gets p = 0 from scipy
+                given = c.n >= 4  # 3 points: Pearson's r = ±1 gets p = 0 from scipy; an r, not a test
                 rows.append({"level": level, "measure": measure, "metric": metric, "method": method, "r": c.r,
-                             "low": c.low, "high": c.high, "p_value": p, "n": c.n})
+                             "low": c.low, "high": c.high, "p_value": c.p_value if given else math.nan,
+                             "p_method": c.p_method if given else "", "n": c.n})
     return pd.DataFrame(rows, columns=CORRELATION_COLUMNS), ""
 
 
@@ -167,17 +193,19 @@ def correlation_display(table: pd.DataFrame) -> pd.DataFrame:
     out["95% CI"] = [fmt_ci(lo, hi, pct=False, digits=3) for lo, hi in zip(table["low"], table["high"],
                                                                            strict=True)]
     out["p"] = table["p_value"].map(fmt_p)
+    out["p method"] = table["p_method"]
     out["n"] = table["n"]
     return out
 
 
 def correlation_rows(table: pd.DataFrame, title: str) -> list[dict[str, Any]]:
     """Headline rows of a correlation table (Pearson and Kendall at each level; Spearman is in the page's
-    table)."""
+    table); the detail names the method and, where there is a p-value, how it was obtained."""
     rows = []
     for r in table[table["method"] != "spearman"].itertuples():
+        detail = f"{r.method}, p: {r.p_method}" if r.p_method else r.method
         rows.append({"section": join_title(title, f"correlation with {r.metric} ({r.level} level)"),
-                     "label": r.measure, "detail": r.method, "value": r.r, "low": r.low, "high": r.high,
+                     "label": r.measure, "detail": detail, "value": r.r, "low": r.low, "high": r.high,
                      "p_value": r.p_value, "n": r.n, "interval": "Fisher z", "kind": "num"})
     return rows
 

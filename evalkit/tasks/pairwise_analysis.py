@@ -12,7 +12,7 @@ Imported only when a report is made (through :meth:`evalkit.tasks.base.TaskKind.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,13 +129,16 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
 
 
 def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float = 0.95,
-                     alpha: float = 0.05, power: float = 0.8) -> PairwiseResult:
+                     alpha: float = 0.05, power: float = 0.8,
+                     order: Callable[[Collection[str]], list[str]] | None = None) -> PairwiseResult:
     """Win rates per pair type (from the stored left/right sources), slider summaries, power and BT.
 
     The winner of a forced choice is the side picked (``A`` = left, ``B`` =
     right, anything else a tie); of a slider answer the sign of its value
     (negative = left better, 0 = a draw). Answers without both sources, or with
     the same source on both sides, compare nothing and are left out.
+    ``order`` puts the sources found in the order of every table (each pair named
+    first source first); without it they are sorted.
     """
     used_columns = [c for c in ("session_id", "response", "left_source", "right_source", "button", "detail")
                     if c in ev.columns]
@@ -150,14 +153,15 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     left, left_names = _codes(rows["left_source"])
     right, right_names = _codes(rows["right_source"])
     used = (left >= 0) & (right >= 0)
-    names = sorted({str(x) for x in left_names[np.unique(left[used])]}
-                   | {str(x) for x in right_names[np.unique(right[used])]})
+    found = ({str(x) for x in left_names[np.unique(left[used])]}
+             | {str(x) for x in right_names[np.unique(right[used])]})
+    names = order(found) if order is not None else sorted(found)
     index = pd.Index(names, dtype=object)
     lc, rc = _recode(rows["left_source"], index), _recode(rows["right_source"], index)
     keep = used & (lc != rc)
     lc, rc, side, slider, value, button = lc[keep], rc[keep], side[keep], slider[keep], value[keep], button[keep]
     k = len(names)
-    a, b = np.minimum(lc, rc), np.maximum(lc, rc)  # the pair's sources in sorted order
+    a, b = np.minimum(lc, rc), np.maximum(lc, rc)  # the pair's sources in the order of ``names``
     pair = a * k + b
     winner = np.where(side == LEFT, lc, np.where(side == RIGHT, rc, -1))
     cells = k * k

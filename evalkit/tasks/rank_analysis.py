@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, ResultDefaults, TaskContext, _codes, item_codes, json_values, strongest_first
+from ..analysis import BT_ONE_EVALUATOR, Block, ResultDefaults, TaskContext, _codes, item_codes, json_values
 from ..export import bt_table, fmt_ci, fmt_num, fmt_p, fmt_pct
 from ..text import join_title
 from .items_analysis import (
@@ -29,8 +29,10 @@ from .items_analysis import (
     correlation_display,
     correlation_rows,
     count_text,
+    in_order,
     judged_pairs,
     rows_of,
+    system_order,
 )
 
 __all__ = ["RankResult", "results"]
@@ -79,6 +81,7 @@ class RankResult(ResultDefaults):
     n_answers: int
     n_rankings: int
     n_ranking_evaluators: int = 0  # evaluators who gave a full ranking (the bootstrap's units)
+    n_pair_evaluators: int = 0  # evaluators with an implied pair (the Bradley–Terry bootstrap's units)
     kind: str = "rank"
 
     def describe(self) -> str:
@@ -103,7 +106,8 @@ class RankResult(ResultDefaults):
         out.append(Block("Bradley–Terry strengths from implied pairs", bt_table(bt.rename(
             columns={"system": "source"})).rename(columns={"source": "system"}) if len(bt) else None,
             IMPLIED_NOTE + BT_NOTE.format(resamples=self.options.bootstrap_resamples,
-                                          seed=self.options.bootstrap_seed) if len(bt) else "No answer yet.",
+                                          seed=self.options.bootstrap_seed)
+            + (BT_ONE_EVALUATOR if self.n_pair_evaluators < 2 else "") if len(bt) else "No answer yet.",
             f"rank_bt:{self.task}" if len(bt) else ""))
         pw = self.power
         out.append(Block("Sample size: times shown needed per system", pw.assign(
@@ -143,7 +147,7 @@ class RankResult(ResultDefaults):
     def _plackett_luce_block(self) -> Block:
         pl = self.plackett_luce
         if not self._pl_fitted():
-            order = " > ".join(self.mean_rank["system"])
+            order = " > ".join(self.mean_rank.sort_values("mean", kind="stable")["system"])
             return Block("Plackett–Luce strengths", None, PL_NO_FIT.format(n=self.n_rankings, order=order))
         note = PL_NOTE.format(resamples=self.options.bootstrap_resamples, seed=self.options.bootstrap_seed)
         if self.n_ranking_evaluators < 2:
@@ -163,7 +167,8 @@ class RankResult(ResultDefaults):
                                                          "share of the questions showing it")
         if len(self.bradley_terry):
             out[f"rank_bt:{self.task}"] = bt_chart(self.bradley_terry.rename(columns={"system": "source"}),
-                                                   join_title(self.title, "Bradley–Terry log-strengths"))
+                                                   join_title(self.title, "Bradley–Terry log-strengths"),
+                                                   order=list(self.shares["system"]))
         return out
 
 
@@ -200,8 +205,8 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     confidence = options.confidence
     rows = rows_of(ev, task["id"], ["session_id", "sources", "response", "item_ids"])
     _, shown_lists = json_values(rows["sources"])
-    seen = sorted({str(s) for lst in shown_lists if isinstance(lst, list) for s in lst})
-    systems = [s for s in dict.fromkeys([*(task.get("systems") or []), *seen]) if s in set(seen)]
+    seen = {str(s) for lst in shown_lists if isinstance(lst, list) for s in lst}
+    systems = system_order(task, context, seen)  # one order in every table and chart: the config's
     pattern, shows, orders = _patterns(rows, systems)
     counts = np.bincount(pattern[pattern >= 0], minlength=len(shows))
     used = [p for p in range(len(shows)) if counts[p] and orders[p]]
@@ -231,7 +236,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
                 m = stats.mean_ci(places, confidence, bounds=(1.0, longest) if longest > 1 else None)
                 ranks.append({"system": systems[s], "mean": m.mean, "low": m.low, "high": m.high, "sd": m.sd,
                               "n": m.n, "clipped": m.clipped})
-        mean_rank = pd.DataFrame(ranks, columns=mean_rank.columns).sort_values("mean", kind="stable")
+        mean_rank = pd.DataFrame(ranks, columns=mean_rank.columns)
         rankings = [[systems[c] for c in orders[p]] for p in full]
         strengths = stats.plackett_luce(rankings, items=systems, weights=[int(counts[p]) for p in full])
         # the bootstrap's rows: (evaluator, full ranking given, how often)
@@ -244,7 +249,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
             resamples=options.bootstrap_resamples, confidence=confidence, seed=options.bootstrap_seed)
         pl = pd.DataFrame({"system": list(strengths), "log_strength": list(strengths.values()),
                            "low": intervals["low"].to_numpy(), "high": intervals["high"].to_numpy()})
-        pl = strongest_first(pl, "system")
+        pl = in_order(pl, systems)
     # implied pairs, per (evaluator, pattern): the best over every other shown, or each over those below it
     pair_w: list[list[int]] = []
     pair_l: list[list[int]] = []
@@ -266,7 +271,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
                                                                                       repeat))
     evaluator = np.repeat(cell // n_pat, repeat)
     weight = np.repeat(per_cell, repeat).astype(float)
-    bt = bt_with_intervals(systems, evaluator, flat_w[at], flat_l[at], weight, options)
+    bt = in_order(bt_with_intervals(systems, evaluator, flat_w[at], flat_l[at], weight, options), systems)
     power = []
     for r in shares.itertuples():
         needed: int | None = None
@@ -292,4 +297,5 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
         shares=shares, mean_rank=mean_rank.reset_index(drop=True), plackett_luce=pl, bradley_terry=bt,
         power=pd.DataFrame(power, columns=["system", "share", "chance", "n", "needed_total", "further"]),
         correlations=corr, correlation_note=note, options=options, n_answers=len(rows),
-        n_rankings=int(sum(counts[p] for p in full)), n_ranking_evaluators=n_ranking_evaluators)
+        n_rankings=int(sum(counts[p] for p in full)), n_ranking_evaluators=n_ranking_evaluators,
+        n_pair_evaluators=len(np.unique(evaluator)))

@@ -20,6 +20,7 @@ from .. import stats
 from ..analysis import (
     RATING_COLUMNS,
     Block,
+    Frames,
     Options,
     ResultDefaults,
     TaskContext,
@@ -27,11 +28,12 @@ from ..analysis import (
     _codes,
     _rated_item_keys,
     _take,
+    tasks_of,
 )
-from ..export import _scale_text, alpha_notes, alpha_text, fmt_num, mos_note, mos_table, ratings_text
+from ..export import SCORE_ROW_COLUMNS, _scale_text, alpha_notes, alpha_text, fmt_num, mos_note, mos_table, ratings_text
 from ..text import join_title
 
-__all__ = ["RatingResult", "rating_chart", "rating_results", "results"]
+__all__ = ["RatingResult", "rating_chart", "rating_results", "results", "score_rows"]
 
 
 @dataclass
@@ -98,7 +100,8 @@ class RatingResult(ResultDefaults):
 
 
 def rating_chart(result: RatingResult) -> Any:
-    """Score distribution per metric (counts of 1..5), metrics in rubric order, horizontal tick labels."""
+    """Score distribution per metric (counts of 1..5), metrics in rubric order, horizontal tick labels; two
+    panels a row, so that a rubric of four metrics fits a phone's screen (390 px) as well as a wide page."""
     import altair as alt
 
     from ..charts import BLUE
@@ -106,10 +109,17 @@ def rating_chart(result: RatingResult) -> Any:
     order = list(dict.fromkeys(result.distribution["label"]))  # the rubric's order (``RatingResult.mos``)
     return alt.Chart(result.distribution).mark_bar(color=BLUE).encode(
         x=alt.X("score:O", title="score", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("count:Q", title="ratings"),
-        column=alt.Column("label:N", title=None, sort=order, header=alt.Header(labelFontSize=13)),
+        y=alt.Y("count:Q", title="ratings", axis=alt.Axis(tickMinStep=1)),
+        facet=alt.Facet("label:N", title=None, sort=order, columns=2, header=alt.Header(labelFontSize=13)),
         tooltip=["label:N", "score:O", "count:Q"],
-    ).properties(width=150, height=150, title=join_title(result.title, "score distributions"))
+    ).properties(width=130, height=130, title=_lines(join_title(result.title, "score distributions")))
+
+
+def _lines(title: str, width: int = 40) -> str | list[str]:
+    """A chart title as Vega-Lite lines: a long one broken after its last ": ", so that it is no wider than a chart
+    of two small panels (a wider title would widen the chart past a phone's screen)."""
+    head, sep, tail = title.rpartition(": ")
+    return [head + ":", tail] if len(title) > width and sep else title
 
 
 def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> RatingResult:
@@ -226,3 +236,29 @@ def _ordinal_alpha(session: np.ndarray, item: np.ndarray, score: np.ndarray, n_i
     matrix = np.full((int(per_item[multi].max()), int(multi.sum())), np.nan)
     matrix[rows, cols] = score[order]
     return stats.krippendorff_alpha(matrix, "ordinal"), int(multi.sum()), raters
+
+
+def score_rows(frames: Frames) -> pd.DataFrame:
+    """Every rubric score, one row per (rated item, metric), in the columns of
+    :data:`evalkit.export.SCORE_ROW_COLUMNS` (what :func:`evalkit.export.scores_csv` writes): the metric as the
+    ``scale`` (the evaluator's ``familiarity`` with the item too), its range 1..n as described (empty where the
+    description does not say it, as for familiarity), no system or position (a rating task rates one system's
+    output per item). The general comment (metric ``comment``) is not a score and is left out, as is a metric
+    left without a score. Every stored rating, every session (the caller picks)."""
+    rt = frames.ratings
+    rows = rt.loc[(rt["metric"].astype(object) != "comment").to_numpy() & rt["score"].notna().to_numpy()]
+    if not len(rows):
+        return pd.DataFrame(columns=SCORE_ROW_COLUMNS)
+    tops = {(t["id"], m["id"]): float(m["scale"]) for t in tasks_of(frames) if t.get("kind") == "rating"
+            for m in t.get("metrics", []) if m.get("scale")}
+    task, metric = rows["task"].astype(object), rows["metric"].astype(object)
+    scale_max = [tops.get((t, m), float("nan")) for t, m in zip(task, metric, strict=True)]
+    out = pd.DataFrame({
+        "session_id": rows["session_id"].astype(object).to_numpy(), "task": task.to_numpy(), "kind": "rating",
+        "question_index": rows["question_index"].to_numpy(), "item_id": rows["item_id"].astype(object).to_numpy(),
+        "system": None, "position": None, "scale": metric.to_numpy(), "score": rows["score"].to_numpy(dtype=float),
+        "scale_min": [1.0 if not math.isnan(top) else float("nan") for top in scale_max], "scale_max": scale_max,
+        "time_spent_ms": rows["time_spent_ms"].to_numpy(),
+        "created_at": rows["created_at"].astype(object).to_numpy() if "created_at" in rows.columns else None,
+        "check": None})
+    return out[SCORE_ROW_COLUMNS]

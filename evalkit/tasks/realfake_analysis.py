@@ -22,7 +22,7 @@ from .. import stats
 from ..analysis import Block, ResultDefaults, TaskContext, _code_of, _codes, _interval_row, json_int
 from ..export import fmt_ci, fmt_num, fmt_pct
 from ..text import join_title
-from .items_analysis import count_text, rate_columns, rows_of
+from .items_analysis import count_text, rate_columns, rows_of, system_order
 
 __all__ = ["RealFakeResult", "d_prime_interval", "results"]
 
@@ -195,8 +195,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     accuracy = pd.DataFrame([{"correct": int(correct.sum()), **_interval_row(int(correct.sum()), n, 0.5, confidence)}],
                             columns=["correct", "n", "rate", "low", "high", "p_value"])
     seen = {str(x) for x in source_names[np.unique(source)]} if n else set()
-    systems = [s for s in dict.fromkeys([target, *(task.get("systems") or []), *sorted(seen)]) if s in seen] \
-        or [target]
+    systems = system_order(task, context, seen) or [target]  # the config's order, the target in its place
     index = pd.Index(systems, dtype=object)
     code = index.get_indexer(source_names.astype(object)) if len(source_names) else np.zeros(0, dtype=np.int64)
     sys_code = code[source] if n else np.zeros(0, dtype=np.int64)
@@ -210,7 +209,8 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
                             "detection_low": 1 - r["high"], "detection_high": 1 - r["low"]})
     system_table = pd.DataFrame(system_rows, columns=["system", "role", "n", "judged_real", "rate", "low", "high",
                                                       "p_value", "detection", "detection_low", "detection_high"])
-    hits, n_real = int(real_said[0]) if systems[0] == target else 0, int(shown[0]) if systems[0] == target else 0
+    at = systems.index(target) if target in systems else -1
+    hits, n_real = (int(real_said[at]), int(shown[at])) if at >= 0 else (0, 0)
     signal_rows = []
     versus = [("all generated", [k for k, s in enumerate(systems) if s != target])]
     versus += [(s, [k]) for k, s in enumerate(systems) if s != target]

@@ -13,15 +13,25 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, ResultDefaults, TaskContext, _codes, item_codes, json_values, score_values
-from ..export import fmt_ci, fmt_num, fmt_p
+from ..analysis import (
+    Block,
+    Frames,
+    ResultDefaults,
+    TaskContext,
+    _codes,
+    item_codes,
+    json_values,
+    score_values,
+    tasks_of,
+)
+from ..export import SCORE_ROW_COLUMNS, fmt_ci, fmt_num, fmt_p
 from ..text import join_title
 from .items_analysis import (
     CORRELATION_NOTE,
@@ -31,9 +41,10 @@ from .items_analysis import (
     count_text,
     judged_pairs,
     rows_of,
+    system_order,
 )
 
-__all__ = ["ScoreResult", "results"]
+__all__ = ["ScoreResult", "results", "score_rows"]
 
 MEANS_NOTE = (
     "Mean with a Student (1908) t interval, clipped to the scale († where it was cut); median with the "
@@ -76,6 +87,8 @@ class ScoreResult(ResultDefaults):
     options: Any
     n_answers: int
     kind: str = "score"
+    #: the task's systems in the one order of every table and chart (the config's, see ``system_order``)
+    systems: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         n = self.outputs_per_question
@@ -89,9 +102,15 @@ class ScoreResult(ResultDefaults):
                        for a, b, cut in zip(m["low"], m["high"], m["clipped"], strict=True)],
             "median 95% CI": [fmt_ci(a, b, pct=False, digits=1) for a, b in zip(m["median_low"], m["median_high"],
                                                                                 strict=True)]})
-        out = [Block("Mean and median score per system", means[["label", "system", "mean", "95% CI", "sd", "n",
-                                                                 "median", "median 95% CI"]].rename(
-            columns={"label": "scale"}), MEANS_NOTE, f"score_means:{self.task}" if len(m) else "")]
+        table = means[["label", "system", "mean", "95% CI", "sd", "n", "median", "median 95% CI"]].rename(
+            columns={"label": "scale"})
+        keys = [self._chart_key("score_means", scale, k) for k, scale in enumerate(dict.fromkeys(m["scale"]))]
+        if len(keys) > 1:  # the page: the heading, a chart per scale (each on its own range), then the table
+            out = [Block("Mean and median score per system", None, chart=keys[0], shown="page"),
+                   *(Block("", None, chart=key, shown="page") for key in keys[1:]),
+                   Block("Mean and median score per system", table, MEANS_NOTE, page_heading="")]
+        else:
+            out = [Block("Mean and median score per system", table, MEANS_NOTE, keys[0] if keys else "")]
         if len(self.zscores):
             z = self.zscores
             out.append(Block("Slider scales: mean z-score per system", z.assign(
@@ -103,8 +122,9 @@ class ScoreResult(ResultDefaults):
                                  sort=False).reset_index()
             wide.columns = [str(c) for c in wide.columns]
             first = scale == self.distribution["scale"].iloc[0]
+            k = list(dict.fromkeys(self.distribution["scale"])).index(scale)
             out.append(Block(f"Score distribution: {d['label'].iloc[0]}", wide, DIST_NOTE if first else "",
-                             f"score_dist:{self.task}" if first else ""))
+                             self._chart_key("score_dist", scale, k)))
         w = self.wilcoxon
         if len(w):
             out.append(Block("Paired comparisons on the same items (Wilcoxon signed-rank)", w.assign(
@@ -141,37 +161,54 @@ class ScoreResult(ResultDefaults):
                          "n": r.n, "interval": "Student t", "kind": "num"})
         return rows + correlation_rows(self.correlations, self.title)
 
+    def _chart_key(self, name: str, scale: str, k: int) -> str:
+        """The key of a per-scale chart: ``name:task`` for the first scale, ``name:task:scale`` for the others."""
+        return f"{name}:{self.task}" if k == 0 else f"{name}:{self.task}:{scale}"
+
     def charts(self) -> dict[str, Any]:
+        """Per scale (one chart each, so that each is drawn as wide as the page and on its own range): the mean
+        score per system with its interval, the axis over the scale's range (1–5 starts at 1, 0–100 at 0); the
+        distribution, bars per level or tenth of the range, one colour per system. Systems in the task's order."""
         import altair as alt
 
         from ..charts import BLUE
 
         out: dict[str, Any] = {}
-        if len(self.means):
-            frame = self.means[["label", "system", "mean", "low", "high", "n"]].copy()
+        systems = self.systems or list(dict.fromkeys(self.means["system"]))
+        ranges = {sc["id"]: (float(sc.get("min", 1)), float(sc.get("max", 5))) for sc in self.scales}
+        for k, (scale, part) in enumerate(self.means.groupby("scale", sort=False)):
+            frame = part[["label", "system", "mean", "low", "high", "n"]].copy()
             frame["low"] = frame["low"].fillna(frame["mean"])
             frame["high"] = frame["high"].fillna(frame["mean"])
-            base = alt.Chart(frame).encode(y=alt.Y("system:N", sort=None, title=None))
+            low, high = ranges.get(scale, (float(frame["low"].min()), float(frame["high"].max())))
+            low, high = min(low, float(frame["low"].min())), max(high, float(frame["high"].max()))
+            x_scale = alt.Scale(domain=[low, high] if low < high else [low - 1, high + 1], zero=False, nice=False)
+            label = frame["label"].iloc[0]
+            base = alt.Chart(frame).encode(y=alt.Y("system:N", sort=systems, title=None))
             points = base.mark_point(filled=True, size=80, color=BLUE).encode(
-                x=alt.X("mean:Q", title="mean score", scale=alt.Scale(zero=False)),
+                x=alt.X("mean:Q", title=f"mean score ({low:g}–{high:g})", scale=x_scale),
                 tooltip=["label:N", "system:N", alt.Tooltip("mean:Q", format=".2f"),
                          alt.Tooltip("low:Q", format=".2f"), alt.Tooltip("high:Q", format=".2f"), "n:Q"])
-            bars = base.mark_rule(color="#111827", strokeWidth=2).encode(x="low:Q", x2="high:Q")
-            order = list(dict.fromkeys(frame["label"]))
-            out[f"score_means:{self.task}"] = alt.layer(bars, points, data=frame).facet(
-                row=alt.Row("label:N", title=None, sort=order)).resolve_scale(x="independent").properties(
-                title=join_title(self.title, "mean scores"))
-        if len(self.distribution):
-            d = self.distribution
-            order = list(dict.fromkeys(d["label"]))
-            out[f"score_dist:{self.task}"] = alt.Chart(d).mark_bar(color=BLUE).encode(
-                x=alt.X("bin_label:N", sort=None, title="score", axis=alt.Axis(labelAngle=0)),
-                y=alt.Y("count:Q", title="scores"), row=alt.Row("label:N", title=None, sort=order),
-                column=alt.Column("system:N", title=None),
+            bars = base.mark_rule(color="#111827", strokeWidth=2).encode(x=alt.X("low:Q", scale=x_scale), x2="high:Q")
+            out[self._chart_key("score_means", scale, k)] = alt.layer(bars, points).properties(
+                title=join_title(self.title, f"mean {label}"), height=alt.Step(28))
+        for k, (scale, d) in enumerate(self.distribution.groupby("scale", sort=False)):
+            label = d["label"].iloc[0]
+            out[self._chart_key("score_dist", scale, k)] = alt.Chart(d).mark_bar().encode(
+                x=alt.X("bin_label:N", sort=list(dict.fromkeys(d["bin_label"])), title=f"{label}: score",
+                        axis=alt.Axis(labelAngle=0, labelOverlap=True)),
+                xOffset=alt.XOffset("system:N", sort=systems),
+                y=alt.Y("count:Q", title="scores", axis=alt.Axis(tickMinStep=1)),
+                color=alt.Color("system:N", sort=systems, scale=alt.Scale(domain=systems, range=PALETTE),
+                                legend=alt.Legend(title=None)),
                 tooltip=["label:N", "system:N", "bin_label:N", "count:Q"],
-            ).resolve_scale(x="independent").properties(width=140, height=110,
-                                                        title=join_title(self.title, "score distributions"))
+            ).properties(height=200)  # no title: the block's heading above it names the scale (a title and a
+            #                           legend on top would take the plot's height as the page fits the chart)
         return out
+
+
+#: Colours of the systems in a distribution chart, in the task's order (Tableau 10, colour-blind friendly start).
+PALETTE = ["#2457a6", "#e07b39", "#2f7d3b", "#b83d5d", "#7a5195", "#8c6d31", "#3e9fb3", "#6b7280"]
 
 
 def _scales(task: Mapping[str, Any], rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -208,12 +245,11 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     confidence = options.confidence
     rows = rows_of(ev, task["id"], ["session_id", "sources", "item_ids", "score_detail", "detail"])
     scales = _scales(task, rows)
-    # systems: the order of the task's description, then any other shown, sorted
+    # systems: the one order of every table and chart (the config's, then any other shown, sorted)
     source_code, shown = json_values(rows["sources"]) if "sources" in rows.columns else (
         np.full(len(rows), -1), [])
-    seen = sorted({str(s) for lst in shown if isinstance(lst, list) for s in lst})
-    systems = list(dict.fromkeys([*(task.get("systems") or []), *seen]))
-    systems = [s for s in systems if s in set(seen)] or systems
+    seen = {str(s) for lst in shown if isinstance(lst, list) for s in lst}
+    systems = system_order(task, context, seen) or list(dict.fromkeys(task.get("systems") or []))
     sys_index = pd.Index(systems, dtype=object)
     width = max([len(lst) for lst in shown if isinstance(lst, list)] + [1])
     lookup = np.full((len(shown) + 1, width), -1, dtype=np.int64)  # (sources value, position) -> system; last: none
@@ -288,7 +324,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
                                             "further"]),
         agreement=pd.DataFrame(agree, columns=["scale", "label", "level", "alpha", "units", "raters", "note"]),
         correlations=table, correlation_note=note, outputs_per_question=int(task.get("outputs_per_question", 1)),
-        options=options, n_answers=len(rows))
+        options=options, n_answers=len(rows), systems=systems)
 
 
 def _distribution(scale: Mapping[str, Any], label: str, kind: str, value: np.ndarray, system: np.ndarray,
@@ -354,3 +390,48 @@ def _alpha(scale: Mapping[str, Any], label: str, kind: str, item: np.ndarray, sy
             "undefined: every score of the units scored twice or more is the same (no variation)")
     return {"scale": scale["id"], "label": label, "level": level, "alpha": alpha, "units": units,
             "raters": n_raters, "note": note}
+
+
+def score_rows(frames: Frames) -> pd.DataFrame:
+    """Every score of every score task, one row per (answer, output shown, scale), in the columns of
+    :data:`evalkit.export.SCORE_ROW_COLUMNS` (what :func:`evalkit.export.scores_csv` writes): the output's system
+    and its place on the screen (``position``, 0 = first), the scale's id and range as described (as found in the
+    data for a task known only from it), the answer's time and check type. Every stored answer, check questions
+    and every session included (the caller picks). The score JSON is parsed in bulk (:func:`score_values`)."""
+    ev = frames.evaluations
+    parts = []
+    for task in tasks_of(frames):
+        if task.get("kind") != "score":
+            continue
+        rows = ev.loc[(ev["task"] == task["id"]).to_numpy()]
+        if not len(rows):
+            continue
+        scales = _scales(task, rows)
+        source_code, shown = json_values(rows["sources"])
+        width = max([len(lst) for lst in shown if isinstance(lst, list)] + [1])
+        names = np.full((len(shown) + 1, width), None, dtype=object)  # (sources value, position) -> system
+        for code, lst in enumerate(shown):
+            if isinstance(lst, list):
+                names[code, : len(lst)] = [str(x) for x in lst]
+        source_code = np.where(source_code >= 0, source_code, len(shown))
+        item, item_names = item_codes(rows)
+        item_id = np.append(np.asarray(item_names, dtype=object), None)[item]
+        check = rows["check_type"].astype(object).to_numpy() if "check_type" in rows.columns else \
+            np.full(len(rows), None, dtype=object)
+        values = score_values(rows, [sc["id"] for sc in scales])
+        for k, scale in enumerate(scales):
+            row, position, value = values[scale["id"]]
+            system = names[source_code[row], np.minimum(position, width - 1)]
+            system = np.where(position < width, system, None)
+            parts.append(pd.DataFrame({
+                "session_id": rows["session_id"].to_numpy(dtype=object)[row], "task": task["id"], "kind": "score",
+                "question_index": rows["question_index"].to_numpy()[row], "item_id": item_id[row],
+                "system": system, "position": position, "scale": scale["id"], "score": value,
+                "scale_min": scale.get("min"), "scale_max": scale.get("max"),
+                "time_spent_ms": rows["time_spent_ms"].to_numpy()[row],
+                "created_at": rows["created_at"].to_numpy(dtype=object)[row], "check": check[row],
+                "_row": rows["id"].to_numpy()[row] if "id" in rows.columns else row, "_scale": k}))
+    if not parts:
+        return pd.DataFrame(columns=SCORE_ROW_COLUMNS)
+    out = pd.concat(parts, ignore_index=True).sort_values(["_row", "position", "_scale"], kind="stable")
+    return out[SCORE_ROW_COLUMNS].reset_index(drop=True)

@@ -281,11 +281,12 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
     at = unlock(results_app(harness))
     buttons = at.get("download_button")
     labels = [d.proto.label for d in buttons]
-    assert labels == ["Evaluations (CSV)", "Ratings (CSV)", "Main results (CSV)", "Download the LaTeX table"]
+    assert labels == ["Evaluations (CSV)", "Ratings (CSV)", "Scores (CSV)", "Main results (CSV)",
+                      "Download the LaTeX table"]
     # every export is generated when clicked (deferred), not on every rerun of the page, and a click does not
     # rerun the page: a rerun started by the click replaced the deferred file while the browser fetched it
     assert all(d.proto.deferred_file_id and d.proto.ignore_rerun for d in buttons) and not files
-    assert set(generators) == {"evaluations.csv", "ratings.csv", "results.csv", "results.tex"}
+    assert set(generators) == {"evaluations.csv", "ratings.csv", "scores.csv", "results.csv", "results.tex"}
     assert not [e for e in harness.store.admin_log() if e["action"] == "export"]
     for name, generate in generators.items():  # what Streamlit calls when the button is clicked
         files[name] = generate().encode()
@@ -298,6 +299,8 @@ def test_exports_are_downloadable_and_parseable(harness: Harness, monkeypatch) -
     assert len(evaluations) == 20 and set(evaluations["sessionId"]) == set(ids)
     ratings = pd.read_csv(io.BytesIO(files["ratings.csv"]))
     assert len(ratings) == 4 * 3 and set(ratings["metric"]) == {"familiarity", "specificity", "factuality"}
+    scores = pd.read_csv(io.BytesIO(files["scores.csv"]))  # the same scores, one row each, as numbers
+    assert len(scores) == 4 * 3 and scores["score"].dtype.kind == "i" and set(scores["kind"]) == {"rating"}
     results = pd.read_csv(io.BytesIO(files["results.csv"]))
     assert {"section", "label", "value", "low", "high", "p_value", "n"} <= set(results.columns)
     latex = files["results.tex"].decode()
