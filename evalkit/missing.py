@@ -8,11 +8,19 @@ per-widget helpers such as ``score.missing_mark`` or ``rank.place_problems``). N
 
 from __future__ import annotations
 
-__all__ = ["AGREE_LABEL", "NAME_LABEL", "confirm_problem", "consent_problems", "either", "login_problem"]
+__all__ = ["AGREE_LABEL", "AGREE_LABEL_NO_TEXT", "NAME_LABEL", "agree_label", "confirm_problem", "consent_problems",
+           "either", "login_problem"]
 
 #: The consent page's two widgets, named by the messages below.
 AGREE_LABEL = "I have read the information above and I agree to take part."
+#: ... the box of a study without a consent text (``[study] consent``): there is no information above to confirm
+AGREE_LABEL_NO_TEXT = "I agree to take part in this study."
 NAME_LABEL = "Your name"
+
+
+def agree_label(has_consent_text: bool) -> str:
+    """The consent box's label: it confirms "the information above" only when the study has a consent text."""
+    return AGREE_LABEL if has_consent_text else AGREE_LABEL_NO_TEXT
 
 
 def either(names: list[str] | tuple[str, ...]) -> str:

@@ -12,6 +12,7 @@ from .itemsource import (
     ItemsSource,
     QueueSpec,
     balanced,
+    card_labels,
     check_source,
     combinations,
     items_source,
@@ -21,6 +22,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
+from .responses import in_sentence
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -43,6 +45,8 @@ class CompareTask:
     question: str
     source: ItemsSource
     response: CompareResponse = "choice"
+    input_label: str = "Input"  # the input's card
+    output_label: str = "Response"  # the outputs' cards: "Response A", "Response B"
     kind: Literal["compare"] = "compare"
 
 
@@ -60,10 +64,12 @@ class CompareKind(TaskKind):
         source = items_source(t, common)
         if source.systems and len(source.systems) < 2:
             t.fail("systems", "needs at least two systems to compare")
+        input_label, output_label = card_labels(t)
         return CompareTask(
             id=common.id, title=common.title, instructions=common.instructions, source=source,
-            question=t.str("question", "Which response is better?"),
-            response=t.choice("response", ("choice", "choice-tie", "slider"), "choice"))
+            question=t.str("question", f"Which {in_sentence(output_label)} is better?"),
+            response=t.choice("response", ("choice", "choice-tie", "slider"), "choice"),
+            input_label=input_label, output_label=output_label)
 
     def describe(self, task: CompareTask) -> dict[str, Any]:
         return {"systems": list(task.source.systems), "response": task.response, "questions": task.source.questions}

@@ -13,6 +13,7 @@ from .itemsource import (
     ItemsSource,
     QueueSpec,
     balanced,
+    card_labels,
     check_source,
     combinations,
     items_source,
@@ -22,7 +23,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
-from .responses import save_answer
+from .responses import in_sentence, plural, save_answer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from ..sampling import Question
     from ..store import Answer, Session, Store
 
-__all__ = ["KIND", "RankTask", "order_from_places", "place_name", "record_rank"]
+__all__ = ["KIND", "RankTask", "best_missing", "order_from_places", "place_label", "place_name", "place_problems",
+           "record_rank"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class RankTask:
     source: ItemsSource
     response: Literal["best", "ranking"] = "best"
     outputs_per_question: int = 0
+    input_label: str = "Input"  # the input's card
+    output_label: str = "Response"  # the outputs' cards: "Response A", "Response B", ...
     kind: Literal["rank"] = "rank"
 
     def shown(self, systems: tuple[str, ...]) -> int:
@@ -72,9 +76,12 @@ class RankKind(TaskKind):
         if source.systems and n > len(source.systems):
             t.fail("outputs_per_question", f"({n}) is more than the {len(source.systems)} systems")
         response = t.choice("response", ("best", "ranking"), "best")
-        default = "Which response is best?" if response == "best" else "Order the responses from best to worst."
+        input_label, output_label = card_labels(t)
+        default = (f"Which {in_sentence(output_label)} is best?" if response == "best" else
+                   f"Order the {in_sentence(plural(output_label))} from best to worst.")
         return RankTask(id=common.id, title=common.title, instructions=common.instructions, source=source,
-                        question=t.str("question", default), response=response, outputs_per_question=n)
+                        question=t.str("question", default), response=response, outputs_per_question=n,
+                        input_label=input_label, output_label=output_label)
 
     def describe(self, task: RankTask) -> dict[str, Any]:
         return {"systems": list(task.source.systems), "response": task.response,
@@ -124,13 +131,14 @@ def _names(labels: Sequence[str]) -> str:
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
-def order_from_places(labels: Sequence[str], places: Mapping[str, int | None]) -> list[str]:
+def order_from_places(labels: Sequence[str], places: Mapping[str, int | None], noun: str = "Response") -> list[str]:
     """The labels best first, from the place (1 = best .. n) the evaluator gave each output; SurveyError
-    naming the outputs without a place, or those sharing one."""
+    naming the outputs without a place, or those sharing one (``noun``: the task's ``output_label``)."""
     n = len(labels)
+    one, many = in_sentence(noun), in_sentence(plural(noun))
     missing = [label for label in labels if places.get(label) is None]
     if missing:
-        who = f"response {missing[0]}" if len(missing) == 1 else f"responses {_names(missing)}"
+        who = f"{one} {missing[0]}" if len(missing) == 1 else f"{many} {_names(missing)}"
         raise SurveyError(f"Please give {who} a place in the ranking (1st to {_ordinal(n)}).")
     given = {label: places[label] for label in labels}
     if any(isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= n for v in given.values()):
@@ -138,27 +146,40 @@ def order_from_places(labels: Sequence[str], places: Mapping[str, int | None]) -
     for place in range(1, n + 1):
         sharing = [label for label in labels if given[label] == place]
         if len(sharing) > 1:
-            raise SurveyError(f"Responses {_names(sharing)} {'are both' if len(sharing) == 2 else 'are all'} "
-                              f"{place_name(place, n)}: please give each response its own place.")
+            raise SurveyError(f"{plural(noun)} {_names(sharing)} {'are both' if len(sharing) == 2 else 'are all'} "
+                              f"{place_name(place, n)}: please give each {one} its own place.")
     return sorted(labels, key=lambda label: given[label])  # type: ignore[arg-type, return-value]
 
 
-def place_problems(labels: Sequence[str], places: Mapping[str, int | None]) -> dict[str, str]:
+def place_label(label: str, noun: str = "Response") -> str:
+    """The label of an output's place box: "Place of response B" (``noun``: the task's ``output_label``)."""
+    return f"Place of {in_sentence(noun)} {label}"
+
+
+def place_problems(labels: Sequence[str], places: Mapping[str, int | None], noun: str = "Response") -> dict[str, str]:
     """What is wrong with each output's place, for a mark right under its place box ("Place of response B"):
     no place chosen yet, or a place another output has too. Empty when the ranking is complete."""
     n = len(labels)
+    one = in_sentence(noun)
     problems: dict[str, str] = {}
     for label in labels:
         place = places.get(label)
         if place is None:
-            problems[label] = f"Please choose a place for response {label} in “Place of response {label}”."
+            problems[label] = f"Please choose a place for {one} {label} in “{place_label(label, noun)}”."
             continue
         others = [other for other in labels if other != label and places.get(other) == place]
         if others and isinstance(place, int) and 1 <= place <= n:
-            problems[label] = (f"{'Response' if len(others) == 1 else 'Responses'} {_names(others)} "
+            problems[label] = (f"{noun if len(others) == 1 else plural(noun)} {_names(others)} "
                                f"{'is' if len(others) == 1 else 'are'} "
-                               f"{place_name(place, n)} too: each response needs its own place.")
+                               f"{place_name(place, n)} too: each {one} needs its own place.")
     return problems
+
+
+def best_missing(task: RankTask, labels: Sequence[str]) -> str:
+    """The message of "Next" with no output chosen in a best-of-N question, naming the options as the page
+    labels them ("Please choose the best response (Response A, Response B or Response C) before continuing.")."""
+    noun = task.output_label
+    return f"Please choose the best {in_sentence(noun)} ({either([f'{noun} {x}' for x in labels])}) before continuing."
 
 
 def record_rank(store: Store, session: Session, task: RankTask, question: Question, order: Sequence[str] | None,
@@ -168,14 +189,15 @@ def record_rank(store: Store, session: Session, task: RankTask, question: Questi
     ``review_source``: the best output's system; ``detail["ranking"]``: the systems best first."""
     labels = question.labels
     given = list(order or [])
+    noun = task.output_label
     if task.response == "best":
         if len(given) != 1 or given[0] not in labels:
-            raise SurveyError(f"Please choose the best response ({either([f'Response {x}' for x in labels])}) "
-                              "before continuing.")
+            raise SurveyError(best_missing(task, labels))
         response = given[0]
     else:
         if sorted(given) != sorted(labels):
-            raise SurveyError(f"Please give every response ({', '.join(labels)}) its own place in the ranking.")
+            raise SurveyError(f"Please give every {in_sentence(noun)} ({', '.join(labels)}) its own place in the "
+                              "ranking.")
         response = ">".join(given)
     ranking = [question.source_of(label) for label in given]
     return save_answer(store, session, question, response, review_source=ranking[0], time_spent_ms=time_spent_ms,

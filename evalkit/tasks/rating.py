@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from ..sampling import Question
     from ..store import Progress
 
-__all__ = ["KIND", "Metric", "RatingTask", "SystemLabel", "dot_graph", "finish_rating", "graph_heading", "graph_layers",
-           "kind_name", "missing_scores", "record_item_rating"]
+__all__ = ["KIND", "Metric", "RatingTask", "SystemLabel", "compact_dot_graph", "dot_graph", "finish_rating",
+           "graph_heading", "graph_layers", "kind_name", "missing_scores", "record_item_rating"]
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,7 @@ class RatingKind(TaskKind):
     summary_line = "rubric ratings (1..n per metric) of items the evaluator picks from an items file"
 
     def parse(self, t: Table, common: Common) -> RatingTask:
-        rel = t.str("items")
-        items = (common.base / rel).resolve()
+        rel, items = common.path(t, "items")
         if not items.is_file():
             t.fail("items", f"rating items file {rel!r} not found (looked for {items})")
         raw_metrics = t.get("metrics")
@@ -380,6 +379,54 @@ def dot_graph(item: RatingItem, *, width: int = 24, excerpt: int = 110) -> str:
         lines.append(f"  n{k} [label={_dot_string(text)}, {styles[node.kind]}];")
     for a, b in item.edges:
         lines.append(f"  {ids[a]} -> {ids[b]};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def compact_dot_graph(item: RatingItem, *, width: int = 12, excerpt: int = 45) -> str:
+    """The graph of :func:`dot_graph` for a phone: top to bottom, each node with its type and its label only (cut
+    to ``excerpt`` characters, wrapped to ``width``; the page lists every node's text below the graph), and the
+    leaves of one type under the same parents (the keywords of the title) as one node listing their labels. So a
+    graph like GraphMind's is about 360-400 px wide (about 1,000 px left to right): a 390 px phone shows it whole
+    at (nearly) its natural size. Escaped like :func:`dot_graph`; node ids are positional (n0, n1, ...)."""
+    def wrap(text: str) -> str:  # a word longer than a line keeps its own line whole
+        return "\n".join(textwrap.wrap(text, width=width, break_long_words=False)) or " "
+
+    parents: dict[str, list[str]] = {}
+    has_children: set[str] = set()
+    for a, b in item.edges:
+        parents.setdefault(b, []).append(a)
+        has_children.add(a)
+    groups: dict[tuple[str, tuple[str, ...]], list[GraphNode]] = {}  # leaves by (type, parents)
+    for node in item.nodes:
+        if node.id not in has_children and node.id in parents:
+            groups.setdefault((node.kind, tuple(sorted(parents[node.id]))), []).append(node)
+    merged = {n.id: g[0].id for g in groups.values() if len(g) > 1 for n in g}  # node -> its group's first node
+
+    lines = ["digraph G {", '  rankdir=TB; nodesep=0.06; ranksep=0.25; bgcolor="transparent";',
+             '  node [shape=box, fontname="Helvetica", fontsize=10, margin="0.07,0.04"];',
+             '  edge [color="#6b7280", arrowsize=0.7];']
+    styles = node_styles(item)
+    ids: dict[str, str] = {}
+    for k, node in enumerate(item.nodes):
+        first = merged.get(node.id, node.id)
+        if first != node.id:  # drawn in its group's node
+            continue
+        ids[node.id] = f"n{k}"
+        if node.id in merged:
+            group = [n for n in item.nodes if merged.get(n.id) == node.id]
+            kind = _abbreviate(kind_name(node.kind, plural=True), 40).upper()
+            text = kind + "".join(f"\n{wrap(_abbreviate(n.label or n.text, excerpt))}" for n in group)
+        else:
+            kind = _abbreviate(kind_name(node.kind), 40).upper()
+            text = f"{kind}\n{wrap(_abbreviate(node.label or node.text, excerpt))}"
+        lines.append(f"  n{k} [label={_dot_string(text)}, {styles[node.kind]}];")
+    drawn: set[tuple[str, str]] = set()
+    for a, b in item.edges:
+        edge = (ids[merged.get(a, a)], ids[merged.get(b, b)])
+        if edge not in drawn:  # a group's edges from one parent: one arrow
+            drawn.add(edge)
+            lines.append(f"  {edge[0]} -> {edge[1]};")
     lines.append("}")
     return "\n".join(lines)
 

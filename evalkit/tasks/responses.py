@@ -13,10 +13,14 @@ from .base import SurveyError
 if TYPE_CHECKING:
     from ..sampling import Question
 
-__all__ = ["SLIDER_BUTTONS", "TIE", "TIE_LABEL", "card_noun", "choice_missing", "question_columns", "record_choice",
-           "record_slider", "save_answer"]
+__all__ = ["SLIDER_BUTTONS", "SLIDER_LABELS", "TIE", "TIE_LABEL", "card_noun", "choice_missing", "in_sentence",
+           "plural", "question_columns", "record_choice", "record_slider", "save_answer"]
 
 SLIDER_BUTTONS = ("accept", "reject")
+#: The HELP slider's buttons as the page labels them. The HELP protocol: at 0 (no preference) "accept" records a
+#: positive draw (both texts suitable) and "reject" a negative one (both unsuitable); away from 0 the slider says
+#: which text is better and the button is stored with it.
+SLIDER_LABELS = {"accept": "Accept: both are suitable", "reject": "Reject: both are unsuitable"}
 
 
 #: The stored response of "no preference" (a compare task with ``response = "choice-tie"``).
@@ -26,8 +30,24 @@ TIE_LABEL = "No preference"
 
 
 def card_noun(question: Question) -> str:
-    """What the page calls each text of a question: "Review" (triplet, pairwise), else "Response"."""
+    """What the page calls each text of a question by default: "Review" (triplet, pairwise), else "Response" (a
+    task over an items file names its own with ``output_label``)."""
     return "Review" if question.kind in ("triplet", "pairwise") else "Response"
+
+
+def in_sentence(label: str) -> str:
+    """A card label inside a sentence: "Response" -> "response", "LLM answer" stays as it is (an acronym)."""
+    return label[:1].lower() + label[1:] if label[1:2].islower() or len(label) == 1 else label
+
+
+def plural(label: str) -> str:
+    """The plural of a card label ("Response" -> "Responses", "Reply" -> "Replies", "Summary" -> "Summaries",
+    "News text" -> "News texts"): English's regular endings, which every label of the examples follows."""
+    if label.endswith("y") and label[-2:-1].lower() not in tuple("aeiou"):
+        return label[:-1] + "ies"
+    if label.endswith(("s", "x", "z", "ch", "sh")):
+        return label + "es"
+    return label + "s"
 
 
 def question_columns(question: Question) -> dict:
@@ -57,16 +77,17 @@ def save_answer(store: Store, session: Session, question: Question, response: st
                                **question_columns(question))
 
 
-def choice_missing(question: Question, *, ties: bool = False) -> str:
+def choice_missing(question: Question, *, ties: bool = False, noun: str | None = None) -> str:
     """The message of a click with no option chosen, naming the options as the page labels them ("Please
-    choose one of the responses (Response A or Response B) before continuing.")."""
-    noun = card_noun(question)
+    choose one of the responses (Response A or Response B) before continuing."); ``noun``: the cards' label
+    (a task's ``output_label``), default :func:`card_noun`."""
+    noun = noun or card_noun(question)
     options = [f"{noun} {label}" for label in question.labels] + ([TIE_LABEL] if ties else [])
-    return f"Please choose one of the {noun.lower()}s ({either(options)}) before continuing."
+    return f"Please choose one of the {in_sentence(plural(noun))} ({either(options)}) before continuing."
 
 
 def record_choice(store: Store, session: Session, question: Question, label: str | None,
-                  time_spent_ms: int | None, *, ties: bool = False) -> Answer:
+                  time_spent_ms: int | None, *, ties: bool = False, noun: str | None = None) -> Answer:
     """Store a choice among a question's texts: the chosen display label (A, B, C...), or ``"tie"`` when
     ``ties`` allows "no preference".
 
@@ -76,7 +97,7 @@ def record_choice(store: Store, session: Session, question: Question, label: str
     if ties and label == TIE:
         return save_answer(store, session, question, TIE, review_source=None, time_spent_ms=time_spent_ms)
     if label is None or label not in question.labels:
-        raise SurveyError(choice_missing(question, ties=ties))
+        raise SurveyError(choice_missing(question, ties=ties, noun=noun))
     return save_answer(store, session, question, label, review_source=question.source_of(label),
                        time_spent_ms=time_spent_ms)
 

@@ -9,20 +9,21 @@ import ui
 from evalkit.tasks.compare import CompareTask
 from evalkit.tasks.responses import TIE_LABEL, record_choice
 
-NOUN = "Response"
 NO_PREFERENCE = TIE_LABEL
 
 
 def render(ctx: ui.Context) -> None:
-    """The input, then Response A / B; the answer in the same form under them."""
+    """The input, then Response A / B (the task's ``input_label`` / ``output_label``); the answer in the same form
+    under them."""
     task, question = ctx.step.task, ctx.step.question
     assert isinstance(task, CompareTask) and question is not None
     clock = ui.clock_key(ctx.session, question.task, question.index)
     ui.start_clock(clock)
     ui.item_question_header(ctx, task.question)
+    noun = task.output_label
     if task.response == "slider":
-        ui.review_cards(question, NOUN)
-        ui.help_slider(ctx, question, clock, NOUN)
+        ui.review_cards(question, noun)
+        ui.help_slider(ctx, question, clock, noun)
         return
     key = f"{question.task}-{question.index}-choice"
     ties = task.response == "choice-tie"
@@ -30,6 +31,6 @@ def render(ctx: ui.Context) -> None:
     def submit() -> None:
         label = st.session_state.get(key)
         ui.safe_save(lambda: record_choice(ctx.store, ctx.session, question, label, ui.elapsed_ms(clock),
-                                           ties=ties))
+                                           ties=ties, noun=noun))
 
-    ui.choice_form(question, key, task.question, NOUN, submit, tie=NO_PREFERENCE if ties else None)
+    ui.choice_form(question, key, task.question, noun, submit, tie=NO_PREFERENCE if ties else None)

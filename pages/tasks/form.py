@@ -45,7 +45,7 @@ def render(ctx: ui.Context) -> None:
         ui.stack_options_on_phone(f"{prefix}-body")
         if errors:
             n = len(errors)
-            st.error(f"{n} {'answer needs' if n == 1 else 'answers need'} your attention: "
+            st.warning(f"{n} {'answer needs' if n == 1 else 'answers need'} your attention: "
                      f"{'it is' if n == 1 else 'they are'} marked above. Nothing has been saved yet.")
         else:
             ui.show_flash()
@@ -72,7 +72,7 @@ def _field(field: Field, key: str, error: str | None) -> None:
         st.radio(label, field.levels, index=None, key=key, help=helptext, horizontal=True,
                  format_func=field.level_label)
     if error:
-        ui.missing_mark(error, key, kind="error")
+        ui.missing_mark(error, key)
 
 
 def _number_hint(field: Field) -> str:

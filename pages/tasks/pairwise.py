@@ -25,4 +25,4 @@ def slider(ctx: ui.Context, task: PairwiseTask) -> None:
     ui.progress_header(ctx.step)
     st.subheader(task.question, anchor=False)
     ui.review_cards(question, topic=ui.topic_line(ctx, question))
-    ui.help_slider(ctx, question, clock, "Review", acceptable="would be acceptable as real reviews")
+    ui.help_slider(ctx, question, clock, "Review", suitable="suitable as real reviews")

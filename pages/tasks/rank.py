@@ -5,9 +5,15 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from evalkit.tasks.rank import RankTask, order_from_places, place_name, place_problems, record_rank
-
-NOUN = "Response"
+from evalkit.tasks.rank import (
+    RankTask,
+    best_missing,
+    order_from_places,
+    place_label,
+    place_name,
+    place_problems,
+    record_rank,
+)
 
 
 def render(ctx: ui.Context) -> None:
@@ -19,6 +25,7 @@ def render(ctx: ui.Context) -> None:
     ui.item_question_header(ctx, task.question)
     prefix = f"{question.task}-{question.index}"
     labels = question.labels
+    noun = task.output_label  # the cards' heading: "Response A", "Response B", ...
 
     if task.response == "best":
         def best() -> None:
@@ -26,27 +33,27 @@ def render(ctx: ui.Context) -> None:
             ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, [label] if label else [],
                                              ui.elapsed_ms(clock)))
 
-        ui.choice_form(question, f"{prefix}-choice", task.question, NOUN, best)
+        ui.choice_form(question, f"{prefix}-choice", task.question, noun, best, missing=best_missing(task, labels))
         return
 
     def places() -> dict[str, int | None]:
         return {label: st.session_state.get(f"{prefix}-place-{label}") for label in labels}
 
     def ranking() -> None:
-        if place_problems(labels, places()):  # from now on each place box says what is wrong with it
+        if place_problems(labels, places(), noun):  # from now on each place box says what is wrong with it
             st.session_state[f"_{prefix}-tried"] = True
             ui.refused_click()
-        ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, order_from_places(labels, places()),
-                                         ui.elapsed_ms(clock)))
+        ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question,
+                                         order_from_places(labels, places(), noun), ui.elapsed_ms(clock)))
 
     n = len(labels)
-    marks = place_problems(labels, places()) if st.session_state.get(f"_{prefix}-tried") else {}
+    marks = place_problems(labels, places(), noun) if st.session_state.get(f"_{prefix}-tried") else {}
     with st.form(prefix, border=False):
         with st.container(key=f"{prefix}-places"):
-            columns = ui.review_columns(question, NOUN)
+            columns = ui.review_columns(question, noun)
             for column, label in zip(columns, labels, strict=True):
                 with column:  # the place right under its card (on a phone too)
-                    st.selectbox(f"Place of response {label}", range(1, n + 1), index=None,
+                    st.selectbox(place_label(label, noun), range(1, n + 1), index=None,
                                  format_func=lambda k: place_name(k, n), key=f"{prefix}-place-{label}",
                                  placeholder="Choose a place")
                     if label in marks:  # checked again on each click of "Next" (the boxes are in a form)

@@ -10,12 +10,13 @@ from typing import Literal
 import streamlit as st
 
 import ui
-from evalkit.rating_items import Evidence, RatingItem, RelatedPaper
+from evalkit.rating_items import Evidence, Excerpt, GraphNode, RatingItem, RelatedPaper
 from evalkit.sampling import item_order
 from evalkit.tasks.rating import (
     SAVE_ANOTHER,
     SAVE_FINISH,
     RatingTask,
+    compact_dot_graph,
     disabled_buttons_note,
     dot_graph,
     finish_allowed,
@@ -91,7 +92,7 @@ def render(ctx: ui.Context) -> None:
     for m in metrics:  # outside the form: each answer reruns the page, so its mark goes away at once
         st.markdown(f"**{m.label}.** {m.question}")
         if m.id in missing:
-            ui.missing_mark("Please choose a score for this question.", f"{prefix}-{m.id}", kind="red")
+            ui.missing_mark("Please choose a score for this question.", f"{prefix}-{m.id}")
         st.radio(f"**{m.label}.** {m.question}", list(m.scale), index=None, key=f"{prefix}-{m.id}",
                  format_func=lambda k, m=m: f"{k} · {m.anchors[k - 1]}", label_visibility="collapsed")
     with st.form(prefix, border=False):
@@ -99,8 +100,8 @@ def render(ctx: ui.Context) -> None:
                      placeholder="Anything the scores do not capture")
         if missing:
             n = len(missing)
-            st.error(f"{n} {'question has' if n == 1 else 'questions have'} no score yet: "
-                     f"{'it is' if n == 1 else 'they are'} marked in red above.")
+            st.warning(f"{n} {'question has' if n == 1 else 'questions have'} no score yet: "
+                       f"{'it is' if n == 1 else 'they are'} marked above.")
         ui.show_flash()  # just above the buttons, where the evaluator is looking after a click
         c1, c2 = st.columns(2)
         with c1:
@@ -171,21 +172,36 @@ def related(papers: Sequence[RelatedPaper]) -> None:
 
 def graph_nodes(item: RatingItem) -> None:
     """Every node of the graph, grouped by type, with its whole label and text (the graph abbreviates them) and
-    the passages of the paper it was drawn from. Nodes that are only a label (keywords) share one list."""
+    the passages of the paper it was drawn from, each node folded under its label (a ``<details>`` element: a tap
+    opens it; nested expanders are not possible). Nodes that are only a label (keywords) share one list."""
     for kind, nodes in full_nodes(item):
         plain(kind_name(kind, plural=len(nodes) > 1), "overline")
         bare = [n for n in nodes if (not n.text or n.text == n.label) and not n.excerpts]
         if bare:
             st.text("\n".join(f"• {n.label}" for n in bare))
-        for n in nodes:
-            if n in bare:
-                continue
-            with st.container(gap=None):
-                plain(n.label, "bold")
-                if n.text and n.text != n.label:
-                    st.text(n.text)
-                for ex in n.excerpts:
-                    plain(f"From the paper{f' ({ex.section})' if ex.section else ''}: “{ex.text}”", "muted")
+        folded = [node_details(n) for n in nodes if n not in bare]
+        if folded:
+            st.html("".join(folded) + f"<style>{_DETAILS_CSS}</style>")
+
+
+#: The look of a folded node (:func:`node_details`): its label a bold line with Streamlit's expander arrow feel.
+_DETAILS_CSS = (".evalkit-node {margin: 0 0 0.35rem 0;} .evalkit-node summary {cursor: pointer; font-weight: 600; "
+                "overflow-wrap: anywhere;} .evalkit-node p {white-space: pre-wrap; overflow-wrap: anywhere; "
+                "margin: 0.25rem 0 0 1.1rem;} .evalkit-node p.evalkit-muted {" + _STYLES["muted"] + "}")
+
+
+def node_details(node: GraphNode) -> str:
+    """One node as a folded ``<details>`` element: its label as the summary, its text and the paper's passages
+    inside. Every text is the item's (untrusted): ``html.escape``d, so it shows as text and no markup acts."""
+    body = [f"<p>{html.escape(node.text)}</p>"] if node.text and node.text != node.label else []
+    body += [f'<p class="evalkit-muted">{html.escape(excerpt_line(ex))}</p>' for ex in node.excerpts]
+    return (f'<details class="evalkit-node"><summary>{html.escape(node.label)}</summary>{"".join(body)}'
+            "</details>")
+
+
+def excerpt_line(excerpt: Excerpt) -> str:
+    """ "From the paper (Section): “passage”" """
+    return f"From the paper{f' ({excerpt.section})' if excerpt.section else ''}: “{excerpt.text}”"
 
 
 def assessment(task: RatingTask, item: RatingItem) -> None:
@@ -227,6 +243,6 @@ def assessment(task: RatingTask, item: RatingItem) -> None:
                 related(item.related)
         st.markdown("**Graph of the paper**")
         st.text(graph_heading(item))  # from the item's node types: untrusted
-        ui.paper_graph(dot_graph(item))
-        with st.expander("Every node of the graph in full"):
+        ui.paper_graph(dot_graph(item), compact_dot_graph(item))
+        with st.expander("Every node of the graph in full"):  # each node's details folded too (graph_nodes)
             graph_nodes(item)

@@ -257,7 +257,7 @@ def test_pool_kinds_tutorial_and_slider_check_in_the_page(make_harness, tmp_path
     for q in [q for q in qs if q.task == "natural"]:
         toward_base = 50 if q.sources[1] == base else -50
         at.slider[0].set_value(toward_base if q.check else 0)
-        button(at, "Accept: both are acceptable").click().run()
+        button(at, "Accept: both are suitable").click().run()
         assert not at.exception and not at.warning
     [check] = [a for a in h.store.answers(task="natural") if a.check]
     assert check.check == "attention" and check.check_passed is False and check.review_source == base
@@ -278,7 +278,7 @@ def test_done_screen_with_the_database_down_says_so(make_harness, tmp_path, monk
     with monkeypatch.context() as patch:
         patch.setattr(Store, "answers", down)
         choose(at, qs[-1], pick(qs[-1], checks_right=True))  # saved; the done screen cannot decide the code yet
-        assert "cannot reach its database" in at.warning[0].value and not at.code and not at.exception
+        assert "cannot reach its database" in at.error[0].value and not at.code and not at.exception
     token = at.query_params["s"]
     assert h.store.get_session(token).completion_code is None
     button(at, "Try again").click().run()

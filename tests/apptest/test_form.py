@@ -65,7 +65,8 @@ GOOD = {"native_language": "Deutsch", "age": 34, "english": "Fluent", "platforms
 
 
 def errors(at) -> list[str]:
-    return [e.value for e in at.error]
+    """The "what is missing" marks and their summary line (yellow), then the failures (red)."""
+    return [e.value for e in at.warning] + [e.value for e in at.error]
 
 
 def test_the_form_comes_first_and_an_empty_submit_marks_every_required_field(h: Harness) -> None:

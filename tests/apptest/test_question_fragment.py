@@ -82,7 +82,7 @@ def test_a_missing_choice_and_a_failed_save_show_their_message_in_the_question(h
     runs.clear()
     button(at, "Next").click()  # no choice
     fragment_run(at)
-    assert "choose one of the reviews" in at.error[0].value
+    assert "choose one of the reviews" in at.warning[0].value and not at.error  # missing: yellow
     assert at.radio(key="turing-0-choice") is not None and harness.store.answers() == []
 
     def disk_full(*args, **kwargs):
@@ -122,12 +122,12 @@ def test_pairwise_slider_answers_inside_the_fragment(make_harness, runs: Counter
     h = make_harness(response="slider")
     at, _ = to_pairwise(h)
     runs.clear()
-    button(at, "Accept: both are acceptable").click()
+    button(at, "Accept: both are suitable").click()
     fragment_run(at)
     assert runs == {"fragment": 1} and not at.exception
     assert at.slider(key="natural-1-slider").value == 0 and progress_text(at).startswith("Question 2 of 2")
     at.slider(key="natural-1-slider").set_value(-40)
-    button(at, "Reject: neither is acceptable").click()
+    button(at, "Reject: both are unsuitable").click()
     fragment_run(at)
     assert [(a.response, a.detail["outcome"]) for a in h.store.answers(task="natural")] == [
         ("0", "positive_draw"), ("-40", "left")]
@@ -147,7 +147,7 @@ def test_rating_inside_the_fragment_then_done(harness: Harness, runs: Counter) -
     assert len(marked(at)) == 2 and harness.store.ratings() == []
     fill_rating(at, 0, {"familiarity": 4, "factuality": 5})
     fragment_run(at)
-    assert marked(at) == [] and not at.error
+    assert marked(at) == [] and not at.warning
     assert runs == {"fragment": 4}
     button(at, "Save and finish").click()
     fragment_run(at)  # the study is over: the page reruns and goes on to the completion screen
@@ -168,7 +168,7 @@ def test_an_unreachable_database_during_a_fragment_rerun_shows_the_notice(harnes
 
     monkeypatch.setattr(store_class, "snapshot", down)
     answer(at, "turing", 0)
-    assert "cannot reach its database" in at.warning[0].value and not at.exception
+    assert "cannot reach its database" in at.error[0].value and not at.exception  # a failure: red
     assert has_button(at, "Try again")
     monkeypatch.setattr(store_class, "snapshot", real)
     button(at, "Try again").click()
@@ -210,7 +210,7 @@ def test_only_a_new_question_drawn_by_the_fragment_is_brought_into_view(harness:
     assert scroll_scripts(at) == []  # a whole-page run: the page starts at its top anyway
     button(at, "Next").click()
     fragment_run(at)  # a message on the same question: the view stays where the evaluator looks
-    assert "choose one of the reviews" in at.error[0].value and scroll_scripts(at) == []
+    assert "choose one of the reviews" in at.warning[0].value and scroll_scripts(at) == []
     answer(at, "turing", 0)
     [first] = scroll_scripts(at)
     assert "scrollIntoView" in first and "<script>" in first

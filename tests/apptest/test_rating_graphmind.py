@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evalkit.rating_items import RatingItem
-from evalkit.tasks.rating import graph_heading, kind_name
+from evalkit.tasks.rating import compact_dot_graph, graph_heading, kind_name
 from tests.apptest.conftest import Harness, button, texts
 from tests.helpers import GRAPHMIND, ROOT
 
@@ -62,9 +62,10 @@ def check_item_shown_in_full(at, item: RatingItem) -> None:
     all_text = "\n".join(shown["text"])
     bodies = "\n".join(shown["html"])
     for n in item.nodes:
-        if n.text and n.text != n.label:
-            assert n.text in shown["text"], (item.id, n.label)  # whole, one element: nothing cut
-            assert html.escape(n.label) in bodies, (item.id, n.label)
+        if n.text and n.text != n.label:  # whole, escaped, folded under its label (a tap opens it)
+            folded = (f'<details class="evalkit-node"><summary>{html.escape(n.label)}</summary>'
+                      f"<p>{html.escape(n.text)}</p>")
+            assert folded in bodies, (item.id, n.label)
         else:
             assert f"• {n.label}" in all_text, (item.id, n.label)
         for ex in n.excerpts:
@@ -73,7 +74,8 @@ def check_item_shown_in_full(at, item: RatingItem) -> None:
         assert f"• {e.text}" in shown["text"]
         assert html.escape(f"— {e.paper_title} · source: {e.source}") in bodies
     assert graph_heading(item) in shown["text"]
-    dot = at.get("graphviz_chart")[0].proto.spec
+    dot, compact = (chart.proto.spec for chart in at.get("graphviz_chart"))  # a wide screen's, a phone's
+    assert compact == compact_dot_graph(item) and "rankdir=TB" in compact
     assert dot.count(" [label=") == len(item.nodes) and dot.count(" -> ") == len(item.edges)
     for kind in {n.kind for n in item.nodes}:
         assert f'[label="{kind_name(kind).upper()}\\n' in dot

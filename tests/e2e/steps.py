@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalkit.tasks.responses import SLIDER_LABELS
 from tests.e2e.conftest import OUT
 from tests.helpers import SOURCES
 
@@ -101,8 +102,8 @@ def complete_study(page: Any, url: str, name: str, *, max_screens: int = 80) -> 
         elif page.get_by_role("button", name="Next", exact=True).count():
             choose(page, "Review A")
             page.get_by_role("button", name="Next", exact=True).click()
-        elif page.get_by_role("button", name="Accept: both are acceptable").count():
-            page.get_by_role("button", name="Accept: both are acceptable").click()
+        elif page.get_by_role("button", name=SLIDER_LABELS["accept"]).count():
+            page.get_by_role("button", name=SLIDER_LABELS["accept"]).click()
         elif page.get_by_role("button", name="Save and finish").count():
             rate_item(page)
         elif page.get_by_role("combobox").count():

@@ -33,6 +33,10 @@ SECRETS = {
 }
 
 
+#: The "what is missing" marks the score widget shows under its widgets (``components/scores/``), in the browser
+MARKS = "[data-testid=evalkit-mark]:not([hidden])"
+
+
 class Evaluator:
     """A browser page on one example, with screenshots and leak checks of every question screen."""
 
@@ -128,17 +132,17 @@ def test_help_example(run_example) -> None:
     evaluator, config, database = run_example("help")
     page = evaluator.page
     evaluator.expect_question(1, 3)
-    assert page.get_by_text("Input", exact=True).count() == 1
+    assert page.get_by_text("Customer review", exact=True).count() == 1  # the task's input_label
     evaluator.shot("question")
-    page.get_by_role("button", name="Accept: both are acceptable").click()  # at 0: a positive draw
+    page.get_by_role("button", name="Accept: both are suitable").click()  # at 0: a positive draw
     wait_for_app_run(page)
     evaluator.expect_question(2, 3)
     move_slider(page, 0, 30)
-    page.get_by_role("button", name="Reject: neither is acceptable").click()
+    page.get_by_role("button", name="Reject: both are unsuitable").click()
     wait_for_app_run(page)
     evaluator.expect_question(3, 3)
     move_slider(page, 0, -10)
-    page.get_by_role("button", name="Accept: both are acceptable").click()
+    page.get_by_role("button", name="Accept: both are suitable").click()
     wait_for_app_run(page)
     finished(evaluator)
     answers, by_key = stored(config, database)
@@ -157,12 +161,12 @@ def test_direct_assessment_example(run_example) -> None:
     evaluator.expect_question(1, 4)
     evaluator.shot("question")
     evaluator.next()  # nothing given: each missing score is marked right under its widget, nothing is saved
-    warnings = page.get_by_test_id("stAlertContentWarning")
+    warnings = page.locator(MARKS)  # the marks the score widget shows in the browser (nothing was sent)
     expect(warnings).to_have_count(3)
     expect(page.get_by_text("3 scores are still missing")).to_be_visible()
-    slider_box = page.get_by_test_id("stSlider").bounding_box()
+    slider_box = page.get_by_role("slider").bounding_box()
     mark_box = warnings.filter(has_text="has not been moved yet").bounding_box()
-    next_box = page.get_by_test_id("stRadio").first.bounding_box()  # the next widget, under the slider
+    next_box = page.get_by_role("radiogroup").first.bounding_box()  # the next widget, under the slider
     gap = mark_box["y"] - (slider_box["y"] + slider_box["height"])
     assert 0 <= gap <= 80 and mark_box["y"] + mark_box["height"] < next_box["y"], (slider_box, mark_box, next_box)
     evaluator.shot("validation")
@@ -235,11 +239,11 @@ def test_best_of_3_example(run_example) -> None:
     evaluator.expect_question(1, 3)
     evaluator.shot("question")
     evaluator.next()  # nothing chosen
-    expect(page.get_by_text("Please choose the best response")).to_be_visible()
+    expect(page.get_by_text("Please choose the best headline")).to_be_visible()
     for number, label in enumerate("BAC", start=1):
         if number > 1:
             evaluator.expect_question(number, 3)
-        choose(page, f"Response {label}")
+        choose(page, f"Headline {label}")
         evaluator.next()
     finished(evaluator)
     answers, by_key = stored(config, database)
@@ -350,10 +354,9 @@ def test_every_answer_mode_in_the_browser(start_app, browser, tmp_path) -> None:
         wait_for_app_run(page)
     page.get_by_role("textbox", name="Comment on response B (optional)").fill("Reads well.")
     evaluator.next()  # B's slider is untouched: marked under it, nothing saved
-    # (visible: A's and C's columns hold an invisible stand-in of B's mark, so the widgets below stay in a row)
-    marks = page.get_by_test_id("stAlertContentWarning").filter(visible=True)
+    marks = page.locator(MARKS)
     expect(marks).to_have_count(1)
-    sliders = page.get_by_test_id("stSlider")
+    sliders = page.get_by_role("slider")
     slider_box, mark_box = sliders.nth(1).bounding_box(), marks.first.bounding_box()
     assert abs(mark_box["x"] - slider_box["x"]) < 40 and 0 < mark_box["y"] - slider_box["y"] < 140, (
         slider_box, mark_box)  # in B's column, right under its slider

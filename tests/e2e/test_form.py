@@ -38,8 +38,8 @@ def shot(page: Any, name: str) -> None:
 
 
 def errors(page: Any) -> list[str]:
-    """The error messages shown, without their icon's name."""
-    return [text.split("\n")[-1] for text in page.get_by_test_id("stAlertContentError").all_inner_texts()]
+    """The "what is missing" messages shown (yellow), without an icon's name."""
+    return [text.split("\n")[-1] for text in page.get_by_test_id("stAlertContentWarning").all_inner_texts()]
 
 
 def test_a_background_form_before_the_judgment_task(start_app, browser, tmp_path) -> None:
@@ -64,7 +64,7 @@ def test_a_background_form_before_the_judgment_task(start_app, browser, tmp_path
     shot(page, "errors")
     # each mark sits right under its own field: between it and the next field
     language = page.get_by_test_id("stTextInput").bounding_box()
-    mark = page.get_by_test_id("stAlertContentError").first.bounding_box()
+    mark = page.get_by_test_id("stAlertContentWarning").first.bounding_box()
     age = page.get_by_test_id("stNumberInput").bounding_box()
     assert language["y"] + language["height"] <= mark["y"] < age["y"], (language, mark, age)
 

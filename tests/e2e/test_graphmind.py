@@ -54,8 +54,9 @@ def test_graphmind_example_study_in_a_browser(start_app, browser, tmp_path: Path
     page.keyboard.type("TideGraph")
     page.keyboard.press("Enter")
     wait_for_app_run(page)
-    svg = page.get_by_test_id("stGraphVizChart").locator("svg")
+    svg = page.locator(".st-key-paper-graph [data-testid=stGraphVizChart] svg")  # the wide screen's graph
     svg.wait_for(timeout=20_000)
+    assert not page.locator(".st-key-paper-graph-phone").is_visible()  # the phone's graph: for phones only
     assert problems(page) == []
 
     # the verdict on the config's scale, with its probability as a percentage
@@ -87,20 +88,28 @@ def test_graphmind_example_study_in_a_browser(start_app, browser, tmp_path: Path
     page.get_by_text("Every node of the graph in full").click()
     long = [n for n in item.nodes if len(n.text) > 110]
     assert long
-    for n in long:  # the graph abbreviates them; the list below it shows them whole
-        expect(page.get_by_text(n.text, exact=True)).to_be_visible()
+    for n in long:  # the graph abbreviates them; the list below it shows them whole, each folded under its label
+        node = page.locator("details.evalkit-node").filter(has=page.get_by_text(n.label, exact=True))
+        expect(node.get_by_text(n.text, exact=True)).to_be_hidden()
+        node.get_by_text(n.label, exact=True).click()
+        expect(node.get_by_text(n.text, exact=True)).to_be_visible()
     shot(page, "item-1280-expanded")
 
-    # a phone: the graph keeps its natural size and scrolls sideways, opening on the title node
+    # a phone: the graph drawn for it, top to bottom with each node's label, whole on the screen at (nearly) its
+    # natural size: no sideways scrolling, legible text (the wide graph, about 1,000 px wide, is hidden)
     page.set_viewport_size({"width": 390, "height": 900})
     wait_for_app_run(page)
-    graph.scroll_into_view_if_needed()
-    natural = float(svg.get_attribute("viewBox").split()[2]) * 4 / 3  # pt -> px
-    assert svg.bounding_box()["width"] >= natural - 1 > 390
-    title_node = svg.locator("g.node").filter(has_text="TITLE").first
-    box = title_node.bounding_box()
-    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # wholly on screen, no scrolling needed
-    assert graph.evaluate("e => e.scrollLeft") == 0
+    phone = page.locator(".st-key-paper-graph-phone [data-testid=stGraphVizChart] svg")
+    phone.scroll_into_view_if_needed()
+    assert not graph.is_visible() and phone.is_visible()
+    box = phone.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    natural = float(phone.get_attribute("viewBox").split()[2]) * 4 / 3  # pt -> px
+    assert box["width"] >= 0.85 * natural, (box, natural)  # shrunk a little at most
+    assert min(t.bounding_box()["height"] for t in phone.locator("text").all()) >= 10  # legible
+    drawn = " ".join(phone.locator("text").all_text_contents())
+    assert "TITLE" in drawn and "KEYWORDS" in drawn and "EXPERIMENT" in drawn
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # the page does not scroll sideways
     shot(page, "item-390")
 
     # rate it and finish

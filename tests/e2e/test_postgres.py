@@ -251,7 +251,7 @@ def test_a_click_while_the_database_is_down(pg_server: PgServer, pg_url: str, st
         wait_for_app_run(page, timeout=60_000)  # the save, then the page, each wait for the pool's timeout
         expect(page.get_by_text(UNAVAILABLE_WARNING)).to_be_visible(timeout=60_000)
         print(f"\nthe warning came {time.monotonic() - clicked:.1f} s after the click")
-        assert problems(page) == [page.get_by_test_id("stAlertContentWarning").inner_text()]
+        assert problems(page) == [page.get_by_test_id("stAlertContentError").inner_text()]  # a failure: red
         page.screenshot(path=str(OUT / "pg-down-desktop.png"), full_page=True)
         page.set_viewport_size({"width": 390, "height": 844})
         page.screenshot(path=str(OUT / "pg-down-phone.png"), full_page=True)
