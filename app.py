@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import PAGE_ICON, app_pages, calm_errors, page_layout, send_messages_promptly
+from ui import PAGE_ICON, app_pages, calm_errors, page_layout, page_path, page_title, send_messages_promptly
 
 send_messages_promptly()  # a question's elements reach the browser without Streamlit's 5 ms pause
 pages = app_pages()
 page = st.navigation(pages, position="hidden")
 # The icon is a local file: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com.
 # The layout is set once per run, before anything renders: consent and done are centred from the first
-# paint, results wide; a question page picks its own (centred instructions, wide questions).
-st.set_page_config(page_title="Survey", page_icon=PAGE_ICON, layout=page_layout(page.url_path))
-with calm_errors(page.url_path or "/"):  # never a traceback; an unreachable database shows its notice
+# paint, results wide; a question page picks its own (centred instructions, wide questions). The browser tab
+# shows the study's title.
+st.set_page_config(page_title=page_title(), page_icon=PAGE_ICON, layout=page_layout(page_path(page)))
+with calm_errors(page_path(page) or "/"):  # never a traceback; an unreachable database shows its notice
     page.run()

@@ -29,14 +29,21 @@ from evalkit.checks import CheckFeedback, pending_feedback, skip_tutorial
 from evalkit.config import ConfigError, LoadedStudy, open_study, relative_paths, study_summary
 from evalkit.datasets import DatasetError
 from evalkit.login_limit import LoginLimiter
-from evalkit.queue import register as register_queues
-from evalkit.queue import resolve_step
+from evalkit.queue import register_in_background, resolve_step
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, Unavailable, open_store
 from evalkit.survey import Step, SurveyError, pause_due, pause_text, progress_label
 from evalkit.tasks import Metric, RatingTask
 from evalkit.tasks.rating import missing_scores
-from evalkit.tasks.responses import TIE, record_choice, record_slider
+from evalkit.tasks.responses import (
+    SLIDER_LABELS,
+    TIE,
+    choice_missing,
+    in_sentence,
+    plural,
+    record_choice,
+    record_slider,
+)
 
 log = logging.getLogger("evalkit.app")
 HERE = Path(__file__).resolve().parent
@@ -47,6 +54,9 @@ PAGES = {
     "results": "pages/results.py",
 }
 TOKEN_PARAM = "s"
+#: The callout above a practice question (a task's ``tutorial``): the one thing that sets it apart
+PRACTICE_NOTE = ("**Practice question: this one is not counted.** If your answer is not the expected one, you will "
+                 "be told why.")
 PAGE_ICON = str(HERE / "assets" / "favicon.png")  # served by this server: no third-party request
 # by url_path; question pages choose (see instructions_gate)
 _LAYOUTS: dict[str, Literal["centered", "wide"]] = {"": "centered", "done": "centered", "results": "wide"}
@@ -87,14 +97,39 @@ def page_layout(url_path: str) -> Literal["centered", "wide"] | None:
 # ----------------------------------------------------------------------------- cached resources
 
 
+#: The results page's address at the app's root, ``/?page=results`` (see :func:`results_at_root`).
+RESULTS_QUERY = ("page", "results")
+
+
+def results_at_root() -> bool:
+    """Whether this run asks for the results page at the app's root address, ``/?page=results``.
+
+    Streamlit's browser client, opened directly at a page's own path (``/results``), first takes that path for
+    the app's base URL: it asks for ``/results/_stcore/health`` and ``/results/_stcore/host-config``, gets two
+    404s (the server answers them at the root only, on purpose, so that the client falls back), then connects
+    at ``/``. Opened at the root address it asks the root's only. So the results page is served at
+    ``/?page=results`` too (the address researchers are given); ``/results`` keeps working for bookmarks."""
+    return st.query_params.get(RESULTS_QUERY[0]) == RESULTS_QUERY[1]
+
+
+def page_path(page: Any) -> str:
+    """A page's path in the app (``""`` consent, ``"survey"``, ``"done"``, ``"results"``), also for the results
+    page served at the root address (:func:`results_at_root`), whose ``url_path`` is then ``""``."""
+    return RESULTS_QUERY[1] if not page.url_path and results_at_root() else page.url_path
+
+
 def app_pages() -> list[st.Page]:
     """The app's pages. Built on every run: a Page object carries per-run state ("may be called once"),
-    so one shared between sessions breaks under concurrent evaluators (seen in bench_concurrency.py)."""
+    so one shared between sessions breaks under concurrent evaluators (seen in bench_concurrency.py). The consent
+    page is the default (the root address), unless the run asks for the results page there
+    (:func:`results_at_root`)."""
+    results_here = results_at_root()
     return [
-        st.Page(PAGES["consent"], title="Welcome", default=True),
+        st.Page(PAGES["consent"], title="Welcome", default=not results_here),
         st.Page(PAGES["survey"], title="Survey", url_path="survey"),
         st.Page(PAGES["done"], title="Thank you", url_path="done"),
-        st.Page(PAGES["results"], title="Results", url_path="results"),  # linked from no evaluator screen
+        st.Page(PAGES["results"], title="Results", url_path="results",  # linked from no evaluator screen
+                default=results_here),
     ]
 
 
@@ -130,7 +165,9 @@ def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
     """One store per process and database (for PostgreSQL: one connection pool)."""
     store = open_store(_loaded.study.database)
     store.register_study(version, study_summary(_loaded.study))  # the database describes its own tasks
-    register_queues(store, _loaded.study, _loaded.item_sets)  # judgments_per_item: the shared queue's units
+    # judgments_per_item: the shared queue's units, registered on a thread (a million units take seconds; the
+    # first page does not wait for them, a claim does)
+    register_in_background(store, _loaded.study, _loaded.item_sets)
     return store
 
 
@@ -138,6 +175,20 @@ def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
 def _plan(version: str, seed: int, arrival: int | None, _loaded: LoadedStudy) -> list[Question]:
     """An evaluator's plan, computed once per process (a pure function of the study, the seed and the arrival)."""
     return plan(_loaded.study, _loaded.pools, seed, _loaded.item_sets, arrival)
+
+
+def page_title() -> str:
+    """The browser tab's title: the study's ``title`` (the config is read once per process), or "Survey" while the
+    study cannot be read (the page then says why, see :func:`load`)."""
+    config = os.environ.get("EVALKIT_CONFIG", str(HERE / "config.toml"))
+    key = (config, *database_override())
+    held = st.session_state.get("_resources")
+    if held is not None and held[0] == key:
+        return held[1].study.title
+    try:
+        return _load_study(*key).study.title
+    except Exception:  # a set-up problem: load() shows it on the page (a failed load is not cached)
+        return "Survey"
 
 
 def load() -> tuple[LoadedStudy, Store]:
@@ -224,7 +275,7 @@ def ended_notice() -> None:
 def unavailable_notice() -> None:
     """What an evaluator sees while the database cannot be reached (a restart, a failover), with a way to try
     again that is easy to find on a phone (a reload works too)."""
-    st.warning("The survey cannot reach its database just now. Your earlier answers are saved; an answer you "
+    st.error("The survey cannot reach its database just now. Your earlier answers are saved; an answer you "
                "gave just now may not be, so you may see that question again. Please wait a moment, then try "
                "again.")
     st.button("Try again", icon=":material/refresh:", key="_unavailable_retry")  # a click reruns the page
@@ -232,18 +283,26 @@ def unavailable_notice() -> None:
 
 def unknown_session_notice() -> None:
     """A friendly message for a missing, malformed or unknown token, with a way to start."""
-    st.warning("We could not find your session. The link may be incomplete or out of date.")
+    st.error("We could not find your session. The link may be incomplete or out of date.")
+    st.page_link(PAGES["consent"], label="Start the study", icon=":material/arrow_forward:", query_params={})
+
+
+def abandoned_notice() -> None:
+    """For a session given up after nothing was recorded for a long time: start again (nothing is lost)."""
+    st.info("This session has expired: nothing was recorded for it for a long time, so its place went to "
+            "someone else. You can start the study again.", icon=":material/schedule:")
     st.page_link(PAGES["consent"], label="Start the study", icon=":material/arrow_forward:", query_params={})
 
 
 @dataclass
 class Context:
-    """What a question page needs: the study, the store, the session and its current step."""
+    """What a question page needs: the study, the store, the session, its current step and its plan."""
 
     loaded: LoadedStudy
     store: Store
     session: Session
     step: Step
+    questions: list[Question]
 
 
 def enter(page: str, block: str | None = None) -> Context:
@@ -269,13 +328,16 @@ def enter(page: str, block: str | None = None) -> Context:
     if session is None:
         unknown_session_notice()
         st.stop()
-    step, _ = step_of(loaded, store, session, progress)
+    if session.status == "abandoned":  # nothing was recorded for it for a long time (Store.abandon_idle)
+        abandoned_notice()
+        st.stop()
+    step, questions = step_of(loaded, store, session, progress)
     if block is not None and (screen(step) != page or step.task is None or step.task.id != block
                               or pause_due(loaded.study, step, _dismissed_pause(session))):
         st.rerun(scope="app")
     if screen(step) != page:
         go(step, session.session_id)
-    return Context(loaded, store, session, step)
+    return Context(loaded, store, session, step, questions)
 
 
 @contextmanager
@@ -320,9 +382,8 @@ def _question_fragment(block: str, first: list[Context]) -> None:
         question = ctx.step.question
         offer_skip = False
         if question is not None and question.check is not None:
-            if question.check.type == "tutorial":
-                st.caption(":material/school: Practice question: if your answer is not the expected one, you "
-                           "will be told why.")
+            if question.check.type == "tutorial":  # a callout that cannot be missed; the question itself looks
+                st.info(PRACTICE_NOTE, icon=":material/school:")  # like every other (same layout and widgets)
             pending = pending_feedback(ctx.store, ctx.session, question)  # from the stored tries: survives a reload
             if pending is not None:
                 if "_flash" not in st.session_state:
@@ -402,7 +463,9 @@ def review_cards(question: Question, noun: str = "Review", *, topic: str | None 
 
 
 #: The cards of :func:`cards_html`: the look of a bordered ``st.columns`` row (border, radius, padding and
-#: gap from the app's light theme), stacked below Streamlit's own breakpoint for columns (640 px).
+#: gap from the app's light theme), stacked below Streamlit's own breakpoint for columns (640 px). The last
+#: rule hides Streamlit's "-100 ... 100" row under a slider (shown on hover or focus) on pages with cards: the
+#: HELP slider draws its own row of ends under it (one row, not two; see :func:`hide_slider_ticks`).
 _CARDS_CSS = """.evalkit-cards {display: grid; grid-template-columns: repeat(var(--evalkit-n), minmax(0, 1fr));
 gap: 1rem;}
 .evalkit-card {border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; padding: calc(1rem - 1px);
@@ -410,7 +473,8 @@ min-width: 0;}
 .evalkit-card-label {font-weight: 600; margin: 0 0 1rem 0;}
 .evalkit-card-text {white-space: pre-wrap; overflow-wrap: anywhere; margin: 0;}
 .evalkit-topic {font-size: 0.875rem; color: rgba(49, 51, 63, 0.6); margin: 0 0 1rem 0;}
-@media (max-width: 640px) {.evalkit-cards {grid-template-columns: minmax(0, 1fr);}}"""
+@media (max-width: 640px) {.evalkit-cards {grid-template-columns: minmax(0, 1fr);}}
+[data-testid='stSliderTickBar'] {display: none;}"""
 
 
 def cards_html(labels: Sequence[str], texts: Sequence[str], topic: str | None = None, style: str = "") -> str:
@@ -440,12 +504,13 @@ def review_columns(question: Question, noun: str = "Review") -> list[Any]:
     return columns
 
 
-def item_card(question: Question) -> None:
-    """An items question's title and input, above its outputs, as plain text in a card labelled "Input"."""
+def item_card(question: Question, label: str = "Input") -> None:
+    """An items question's title and input, above its outputs, as plain text in a card headed ``label`` (the
+    task's ``input_label``, default "Input")."""
     if question.title is None and question.input is None:
         return
     with st.container(border=True, key="item-input"):
-        st.markdown("**Input**")
+        st.markdown(f"**{label}**")  # the researcher's (config), like the task's question
         if question.title is not None:
             with st.container(key="item-title"):  # bold by our CSS: the title itself stays plain text
                 st.text(question.title)
@@ -464,7 +529,7 @@ def item_question_header(ctx: Context, question_text: str) -> None:
     topic = topic_line(ctx, question)
     if topic is not None:
         st.caption(topic)
-    item_card(question)
+    item_card(question, getattr(ctx.step.task, "input_label", "Input"))
 
 
 def widgets_under_cards(key: str) -> None:
@@ -498,48 +563,67 @@ def _align_choice_css(key: str, n: int, extra_row: bool = False) -> str:
 
 
 def choice_form(question: Question, key: str, label: str, noun: str, on_submit: Callable[[], None], *,
-                tie: str | None = None, topic: str | None = None) -> None:
+                tie: str | None = None, topic: str | None = None, missing: str | None = None) -> None:
     """The cards and, in the same form right under them, one option per card (labelled like its card,
     nothing preselected; with ``tie``, one more option of that text, stored as ``"tie"``), then "Next",
-    which saves in ``on_submit`` (a callback reading ``st.session_state[key]``)."""
+    which saves in ``on_submit`` (a callback reading ``st.session_state[key]``).
+
+    "Next" with nothing chosen stores nothing and marks the options with ``missing`` (default
+    :func:`~evalkit.tasks.responses.choice_missing`), right under them; choosing an option hides the mark at once
+    (in the browser: an option of a form reruns nothing, see :func:`clear_mark_css`)."""
     options = [*question.labels, *([TIE] if tie else [])]
+    tried = f"_{key}-tried"
+
+    def submit() -> None:
+        if st.session_state.get(key) is None:  # nothing stored; the options are marked from now on
+            st.session_state[tried] = True
+            refused_click()
+            return
+        on_submit()
+
+    marked = bool(st.session_state.get(tried)) and st.session_state.get(key) is None
     with st.form(f"{question.task}-{question.index}", border=False):
         review_cards(question, noun, topic=topic,
-                     style=_align_choice_css(key, len(question.labels), extra_row=bool(tie)))
+                     style=_align_choice_css(key, len(question.labels), extra_row=bool(tie))
+                     + (clear_mark_css(key) if marked else ""))
         st.radio(label, options, format_func=lambda o: tie if o == TIE else f"{noun} {o}", index=None,
                  horizontal=True, key=key, label_visibility="collapsed", width="stretch")
+        if marked:
+            missing_mark(missing or choice_missing(question, ties=bool(tie), noun=noun), key)
         show_flash()
-        st.form_submit_button("Next", type="primary", on_click=on_submit)
+        st.form_submit_button("Next", type="primary", on_click=submit)
+    reveal_first_mark()
 
 
-def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Review",
-                acceptable: str = "would be acceptable") -> None:
+def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Review", suitable: str = "suitable") -> None:
     """The HELP protocol under a pair's cards: a slider from -100 (A entirely better) to +100 (B entirely
-    better), default 0, and two equally styled buttons, accept / reject, each saving in its callback."""
+    better), default 0, and two equally styled buttons, accept / reject, each saving in its callback. The words
+    follow the protocol: at 0, "Accept" records a tie of two suitable texts, "Reject" a tie of two unsuitable ones
+    (``suitable``: what suitable means here, e.g. "suitable as real reviews")."""
     key = f"{question.task}-{question.index}-slider"
-    lower = noun.lower()
+    lower = in_sentence(plural(noun))
 
     def submit(button: str) -> None:
         value = st.session_state.get(key, 0)
         safe_save(lambda: record_slider(ctx.store, ctx.session, question, int(value), button, elapsed_ms(clock)))
 
     with st.form(f"{question.task}-{question.index}"):
-        st.slider(f"Move the slider towards the better {lower}", min_value=-100, max_value=100, value=0, step=1,
-                  key=key, help=f"-100: {noun} A is entirely better · 0: no preference · +100: {noun} B is "
-                                "entirely better")
+        st.slider(f"Move the slider towards the better {in_sentence(noun)}", min_value=-100, max_value=100,
+                  value=0, step=1, key=key,
+                  help=f"-100: {noun} A is entirely better · 0: no preference · +100: {noun} B is entirely better")
         with st.container(horizontal=True, wrap=False):  # one row under the slider's ends, also on a phone
             st.caption(f"◀ {noun} A is better")
             st.caption("0 = no preference", text_alignment="center")
             st.caption(f"{noun} B is better ▶", text_alignment="right")
-        st.markdown(f"Then say whether **both** {lower}s {acceptable}:")
+        st.markdown(f"Then say whether **both** {lower} are {suitable}: *Accept* if both are, *Reject* if both "
+                    f"are not. The slider starts at 0 (no preference): left there, *Accept* records a tie in which "
+                    f"both are {suitable}, *Reject* a tie in which neither is.")
         show_flash()  # right above the buttons, where the evaluator is looking after a click
         c1, c2 = st.columns(2)
         with c1:
-            st.form_submit_button("Accept: both are acceptable", on_click=submit, args=("accept",),
-                                  width="stretch")
+            st.form_submit_button(SLIDER_LABELS["accept"], on_click=submit, args=("accept",), width="stretch")
         with c2:
-            st.form_submit_button("Reject: neither is acceptable", on_click=submit, args=("reject",),
-                                  width="stretch")
+            st.form_submit_button(SLIDER_LABELS["reject"], on_click=submit, args=("reject",), width="stretch")
 
 
 def progress_header(step: Step, what: str = "Question") -> None:
@@ -644,8 +728,8 @@ def safe_save(save: Callable[[], Any]) -> None:
         save()
     except CheckFeedback as exc:  # a wrong try at a check question with feedback: stored as a try, shown here
         flash("warning", feedback_text(exc))
-    except SurveyError as exc:
-        flash("error", str(exc))
+    except SurveyError as exc:  # an answer missing or incomplete: what is missing is yellow (README "Messages")
+        flash("warning", str(exc))
     except AnswerConflict:
         flash("info", "This question had already been answered, so your first answer was kept.")
     except Unavailable as exc:  # expected during a database restart: one line in the log, the same message
@@ -656,33 +740,61 @@ def safe_save(save: Callable[[], Any]) -> None:
         flash("error", "Your answer could not be saved. Please try again in a moment.")
 
 
-def paper_graph(dot: str) -> None:
-    """A Graphviz chart at its natural size (node text stays legible), scrolled sideways when it is wider
-    than the screen, instead of being shrunk to the column's width (5 px text on a phone)."""
+def paper_graph(dot: str, compact: str) -> None:
+    """A Graphviz chart at its natural size (node text stays legible), never shrunk to the column's width (5 px
+    text on a phone): ``dot`` on a wide screen, ``compact`` (top to bottom, labels only: it fits a 390 px phone,
+    see :func:`evalkit.tasks.rating.compact_dot_graph`) below 641 px. Either scrolls sideways if it is still
+    wider than the screen. Both are sent; CSS shows one (the width is known only to the browser)."""
     st.html("<style>.st-key-paper-graph {overflow-x: auto;} "
             ".st-key-paper-graph [data-testid='stGraphVizChart'] svg {max-width: none;} "
-            "@media (min-width: 641px) {.st-key-paper-graph-hint {display: none;}}</style>")
-    with st.container(key="paper-graph-hint"):
-        st.caption("Scroll sideways to see the whole graph.")
+            # the phone's graph takes the card's padding too, and is scaled down (a little) only if still too wide
+            "[data-testid='stLayoutWrapper']:has(> .st-key-paper-graph-phone) {width: calc(100% + 1.5rem); "
+            "max-width: none; margin-left: -0.75rem;} "
+            ".st-key-paper-graph-phone [data-testid='stGraphVizChart'] svg {max-width: 100%; height: auto;} "
+            "@media (max-width: 640px) {[data-testid='stLayoutWrapper']:has(> .st-key-paper-graph) "
+            "{display: none;}} @media (min-width: 641px) {[data-testid='stLayoutWrapper']:has(> "
+            "[class*='st-key-paper-graph-phone']) {display: none;}}</style>")
     with st.container(key="paper-graph"):
         st.graphviz_chart(dot)
+    with st.container(key="paper-graph-phone-note"):
+        st.caption("Each node shows its label; its whole text is in the list below the graph.")
+    with st.container(key="paper-graph-phone"):
+        st.graphviz_chart(compact)
 
 
 MARK_KEY = "why-mark"  # the class prefix of every "what is missing" mark (see missing_mark / reveal_first_mark)
 
 
-def missing_mark(message: str, key: str, *, kind: Literal["warning", "error", "red"] = "warning") -> None:
+def missing_mark(message: str, key: str) -> None:
     """A "what is missing" mark right under its widget (``key``: unique on the page, e.g. the widget's own key).
 
-    Drawn in a keyed container, so :func:`reveal_first_mark` can find the first one on the page; ``red`` is a
-    line of red bold text (the rating screen's marks), the others an ``st.warning`` / ``st.error``."""
+    Yellow (``st.warning``), like every "what is missing" message; failures are red (README "Messages"). Drawn
+    in a keyed container, so :func:`reveal_first_mark` can find the first one on the page and
+    :func:`clear_mark_css` can hide it once its widget is answered."""
     with st.container(key=f"{MARK_KEY}-{key}"):
-        if kind == "red":
-            st.markdown(f":red[**{message}**]")
-        elif kind == "error":
-            st.error(message, icon=":material/error:")
-        else:
-            st.warning(message)
+        st.warning(message)
+
+
+def clear_mark_css(key: str, answered: str = "input:checked") -> str:
+    """CSS hiding the mark of widget ``key`` (:func:`missing_mark`) as soon as the widget is answered: an option of
+    it checked (a radio or a checkbox), or with ``answered="input:not(:placeholder-shown)"`` a text box holding
+    something (the box needs a placeholder). In a form a change reruns nothing, so the browser hides the mark
+    itself (``:has``, no script); the server checks again on the next click. Ours only: the key is the widget's,
+    never untrusted text."""
+    mark = key_class(f"{MARK_KEY}-{key}")
+    given = f"body:has(.{key_class(key)} {answered})"
+    return f"{given} [data-testid='stLayoutWrapper']:has(> .{mark}), {given} .{mark} {{display: none;}}"
+
+
+def clear_mark_when_checked(*keys: str) -> None:
+    """:func:`clear_mark_css` of each widget in ``keys``, as one style element (draw it after the marks)."""
+    st.html(f"<style>{' '.join(clear_mark_css(k) for k in keys)}</style>")
+
+
+def hide_slider_ticks(key: str) -> str:
+    """CSS hiding Streamlit's own "min ... max" row, which it shows under a slider on hover or focus, for the
+    slider ``key``: the page draws its own row of ends (one row, not two)."""
+    return f".{key_class(key)} [data-testid='stSliderTickBar'] {{display: none;}}"
 
 
 def mark_spacer(text: str, key: str) -> None:
