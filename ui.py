@@ -32,7 +32,7 @@ from evalkit.login_limit import LoginLimiter
 from evalkit.queue import register_in_background, resolve_step
 from evalkit.sampling import PlanError, Question, plan
 from evalkit.store import AnswerConflict, Progress, Session, Store, StoreError, Unavailable, open_store
-from evalkit.survey import Step, SurveyError, pause_due, pause_text, progress_label
+from evalkit.survey import EXTERNAL_ID_PARAMS, Step, SurveyError, pause_due, pause_text, progress_label
 from evalkit.tasks import Metric, RatingTask
 from evalkit.tasks.rating import missing_scores
 from evalkit.tasks.responses import (
@@ -287,11 +287,17 @@ def unknown_session_notice() -> None:
     st.page_link(PAGES["consent"], label="Start the study", icon=":material/arrow_forward:", query_params={})
 
 
-def abandoned_notice() -> None:
-    """For a session given up after nothing was recorded for a long time: start again (nothing is lost)."""
+def abandoned_notice(session: Session) -> None:
+    """For a session given up after nothing was recorded for a long time: start again (nothing is lost). A
+    participant from a recruiting platform starts again with their ids (one participant, one session still
+    holds: the abandoned session no longer counts); an invited one from their personal link."""
     st.info("This session has expired: nothing was recorded for it for a long time, so its place went to "
             "someone else. You can start the study again.", icon=":material/schedule:")
-    st.page_link(PAGES["consent"], label="Start the study", icon=":material/arrow_forward:", query_params={})
+    if session.meta.get("invited") is True:
+        st.markdown("Please open your personal invitation link again to start.")
+        return
+    again = {name: str(session.meta[name.lower()]) for name in EXTERNAL_ID_PARAMS if session.meta.get(name.lower())}
+    st.page_link(PAGES["consent"], label="Start the study", icon=":material/arrow_forward:", query_params=again)
 
 
 @dataclass
@@ -328,9 +334,12 @@ def enter(page: str, block: str | None = None) -> Context:
     if session is None:
         unknown_session_notice()
         st.stop()
-    if session.status == "abandoned":  # nothing was recorded for it for a long time (Store.abandon_idle)
-        abandoned_notice()
-        st.stop()
+    if session.status == "abandoned":  # nothing was recorded for it for a long time (Store.abandon_idle)...
+        revived = store.revive_abandoned(session.session_id)  # ... unless an answer came after all: it goes on
+        if revived is None:
+            abandoned_notice(session)
+            st.stop()
+        session = revived
     step, questions = step_of(loaded, store, session, progress)
     if block is not None and (screen(step) != page or step.task is None or step.task.id != block
                               or pause_due(loaded.study, step, _dismissed_pause(session))):

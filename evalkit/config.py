@@ -281,7 +281,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     configured_db = st.str("database", "data/responses.sqlite")
     try:
         db = resolve_database(configured_db, base)
-        if isinstance(db, Path):  # a SQLite file (not a URL): a path like the others
+        if isinstance(db, Path) and database is None:  # a SQLite file (not a URL) in use: a path like the others
             paths.check(st, "database", configured_db, db,
                         absolute=Path(resolve_database(configured_db)).is_absolute())
         if database is not None:  # EVALKIT_DATABASE or a test's override

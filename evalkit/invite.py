@@ -316,7 +316,7 @@ def participant_statuses(participants: Sequence[Participant], sessions: Sequence
     """Each participant's status, in invitation order: not started (no session), not finished, finished."""
     newest: dict[str, Session] = {}
     for s in sessions:  # in start order: the newest wins, as in Store.find_session
-        if s.external_id and s.status != "trashed":
+        if s.external_id and s.status not in ("trashed", "abandoned"):  # (as Store.find_session)
             newest[s.external_id] = s
     out = []
     for p in participants:

@@ -155,13 +155,14 @@ def register_in_background(store: Store, study: Study, items: Mapping[Path, Item
     for it (:func:`wait_registered`). A registration that fails is logged; claims then try it themselves."""
     done = threading.Event()
     _REGISTERING[store] = done
+    _FAILED.discard(store)
 
     def run() -> None:
         try:
             register(store, study, items)
-        except Exception:  # (the next claim registers again and reports the problem to its page)
+        except Exception:  # (every claim registers again and reports the problem to its page)
             log.exception("registering the queue units failed")
-            _REGISTERING.pop(store, None)
+            _FAILED.add(store)
         finally:
             done.set()
 
@@ -171,9 +172,10 @@ def register_in_background(store: Store, study: Study, items: Mapping[Path, Item
 
 
 def registering(store: Store) -> bool:
-    """Whether :func:`register_in_background` is still at work for this store."""
+    """Whether :func:`register_in_background` is still at work for this store, or failed (then the queue's units
+    may be missing, and a claim registers them itself: :func:`wait_registered`)."""
     done = _REGISTERING.get(store)
-    return done is not None and not done.is_set()
+    return done is not None and (not done.is_set() or store in _FAILED)
 
 
 def wait_registered(store: Store, study: Study, items: Mapping[Path, ItemSet], timeout: float = 600.0) -> None:
@@ -183,15 +185,15 @@ def wait_registered(store: Store, study: Study, items: Mapping[Path, ItemSet], t
     if done is None:
         return  # (registered by whoever opened the store, or nothing to wait for)
     done.wait(timeout)
-    if store not in _REGISTERING:
+    if store in _FAILED:  # (raises again if the problem is still there: the claiming page shows it)
         register(store, study, items)
-        _REGISTERING[store] = _SET
+        _FAILED.discard(store)
 
 
 #: the background registrations by store (weakly: a closed store's entry goes with it)
 _REGISTERING: weakref.WeakKeyDictionary[Store, threading.Event] = weakref.WeakKeyDictionary()
-_SET = threading.Event()
-_SET.set()
+#: the stores whose background registration failed (until a claim registers their units)
+_FAILED: weakref.WeakSet[Store] = weakref.WeakSet()
 
 
 def register(store: Store, study: Study, items: Mapping[Path, ItemSet]) -> dict[str, int]:

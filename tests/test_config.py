@@ -330,3 +330,32 @@ def test_a_misspelt_judgments_per_item_beside_claim_minutes_gets_the_did_you_mea
         load_study(cfg)
     assert str(err.value) == ("config.toml: [[tasks]] #1 (id 'help'): key 'claim_minutes': only applies to a task "
                               "with judgments_per_item")
+
+
+def test_a_relative_path_into_a_hidden_folder_is_refused(tmp_path: Path) -> None:
+    """A study's files are never hidden: .streamlit holds the server's secrets, .git its history (a config kept
+    inside the evalkit folder may reach the whole folder, so this is what stops it at the secrets)."""
+    cfg, study = _outside_study(tmp_path)
+    (study / ".streamlit").mkdir()
+    (study / ".streamlit" / "secrets.toml").write_text('results_password = "x"\n', encoding="utf-8")
+    cfg.write_text(cfg.read_text().replace("seed = 99", 'seed = 99\nconsent = ".streamlit/secrets.toml"'))
+    with pytest.raises(ConfigError, match=r"\[study\]: key 'consent': the path '.streamlit/secrets.toml' leads into "
+                                          r"a hidden file or folder \(.streamlit/secrets.toml\)"):
+        load_study(cfg)
+    examples_help = ROOT / "examples" / "help" / "config.toml"
+    text = examples_help.read_text()
+    copy = ROOT / "examples" / "help" / "config-hidden-test.toml"
+    try:  # the examples may reach the repository's datasets/, not its .streamlit/
+        copy.write_text(text.replace('consent = "consent.md"', 'consent = "../../.streamlit/config.toml"'))
+        with pytest.raises(ConfigError, match="leads into a hidden file or folder"):
+            load_study(copy, database=tmp_path / "r.sqlite")
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def test_the_database_override_is_used_instead_of_a_configured_path_outside_the_folder(tmp_path: Path) -> None:
+    cfg, _ = _outside_study(tmp_path)
+    cfg.write_text(cfg.read_text().replace('database = "responses.sqlite"', 'database = "../responses.sqlite"'))
+    with pytest.raises(ConfigError, match="leaves the study folder"):
+        load_study(cfg)
+    assert load_study(cfg, database=tmp_path / "override.sqlite").database == (tmp_path / "override.sqlite")

@@ -150,3 +150,45 @@ def test_queue_units_registered_in_the_background_before_any_claim(tmp_path: Pat
         thread.join(30)
         assert not registering(store) and store.queue_status("help", 1).units == 12
         assert sum(q.check is None for q in shown) == 4  # every queued question got a unit
+
+
+def test_a_failed_background_registration_is_not_full_and_the_claim_reports_it(tmp_path: Path) -> None:
+    """An items file whose ids SQLite cannot store (an escaped lone surrogate: valid JSON, not encodable): the
+    background registration fails; the study is then not "full" (that would turn everyone away), and a claim
+    registers again itself, so the problem reaches the page that claims instead of ending the task as "full"."""
+    from evalkit.queue import is_full, register_in_background, registering
+
+    config = queued_study(tmp_path)
+    items = tmp_path / "items.jsonl"
+    items.write_text(items.read_text().replace('"id": "r3"', '"id": "r\\ud800x"', 1))
+    loaded = open_study(config)
+    with open_store(tmp_path / "q.sqlite") as store:
+        register_in_background(store, loaded.study, loaded.item_sets).join(30)
+        assert registering(store) and not is_full(store, loaded.study)
+        session = store.create_session(study_version=loaded.version, seed=4)
+        questions = plan(loaded.study, loaded.pools, 4, loaded.item_sets)
+        with pytest.raises(UnicodeEncodeError):
+            while step(store, loaded, session, questions).question is not None:
+                answer(store, session, step(store, loaded, session, questions).question)
+        assert "help" not in store.progress(session.session_id).finished  # not ended as "nothing left"
+
+
+def test_no_judgment_while_another_task_still_had_work_is_incomplete_not_full(tmp_path: Path) -> None:
+    """A queued task that is full, then a task with its own questions: a time limit that ends the session before
+    any judgment is not "the study is full" (the other task had work): incomplete, the fail code."""
+    block = task_block("compare", questions=4).replace('systems = ["gpt4", "t5", "human"]',
+                                                       'systems = ["gpt4", "human"]')
+    config = make_items_study(tmp_path, block + "judgments_per_item = 1\n", task_block("rank", questions=2),
+                              extra=CODES + 'completion_code_full = "CFULL1"\n')
+    loaded = open_study(config)
+    with open_store(tmp_path / "q.sqlite") as store:
+        register(store, loaded.study, loaded.item_sets)
+        session = store.create_session(study_version=loaded.version, seed=5)
+        assert fill_the_queue(store) == 12
+        questions = plan(loaded.study, loaded.pools, 5, loaded.item_sets)
+        assert step(store, loaded, session, questions).task.id == "best"  # the queued task ran out
+        outcome = session_outcome(store.answers(session.session_id), 0, questions,
+                                  store.progress(session.session_id), limit="time")
+        assert outcome.status == "incomplete"
+        done = finish_session(store, loaded.study, session.session_id, "time", questions)
+        assert (outcome_of(done), done.completion_code) == ("incomplete", "CFAIL1")

@@ -524,3 +524,27 @@ def test_sessions_with_nothing_recorded_are_abandoned_and_give_back_claims_and_a
     assert store.abandon_idle(3600, now=later - timedelta(minutes=90)) == []  # the new ones are young
     assert store.get_session(orphan.session_id).status == "abandoned"
     assert store.claim("t", again.session_id, 0, k=1, expire_seconds=HOUR) == "u1"
+
+
+def test_an_abandoned_session_with_an_answer_after_all_is_revived_and_arrivals_stay_dense(store: Store) -> None:
+    """An evaluator who kept a question open past the idle time, then answered: the answer is stored, and the next
+    page run revives the session (active again, its arrival taken back when nobody took it). Trashing and restoring
+    sessions never repeats or skips an arrival (they are counted apart from the sessions)."""
+    from datetime import UTC, datetime, timedelta
+
+    later = datetime.now(UTC) + timedelta(hours=2)
+    kept, slow = (store.create_session(study_version="v") for _ in range(2))  # arrivals 0, 1
+    store.finish_task(kept.session_id, "form")
+    assert store.abandon_idle(3600, now=later) == [slow.session_id]
+    assert store.revive_abandoned(slow.session_id) is None  # nothing recorded: it stays abandoned
+    store.record_answer(slow.session_id, "t", 0, "A")  # the click on the question left open
+    revived = store.revive_abandoned(slow.session_id)
+    assert revived is not None and revived.status == "active" and revived.meta["arrival"] == 1
+    assert store.revive_abandoned(kept.session_id).status == "active"  # (not abandoned: as it is)
+    assert store.create_session(study_version="v").meta["arrival"] == 2  # 1 is held again: not given out
+    assert [e["detail"]["to"] for e in store.admin_log() if e["action"] == "session_status"] == ["abandoned",
+                                                                                                "active"]
+    store.set_session_status(kept.session_id, "trashed", actor="test")
+    assert store.create_session(study_version="v").meta["arrival"] == 3
+    store.set_session_status(kept.session_id, "active", actor="test")
+    assert store.create_session(study_version="v").meta["arrival"] == 4

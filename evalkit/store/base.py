@@ -567,14 +567,15 @@ class Store(abc.ABC):
         moment cannot create two: the second gets :class:`ParticipantHasSession` with the first session.
         Not retried after a dropped connection (a retry would make a second session).
 
-        ``meta`` gets ``arrival``: the number of sessions stored before this one (0, 1, 2, ...; trashed ones
-        included), counted inside the same write transaction, which keys the balanced display orders of
+        ``meta`` gets ``arrival``: 0, 1, 2, ... in the order sessions start (the setting ``next_arrival``; a
+        database from before it counts its sessions, trashed ones included), taken inside the same write
+        transaction, which keys the balanced display orders of
         :mod:`evalkit.balance` and the deal of the k-per-item queue (:func:`evalkit.queue.deal`). Starts take
         turns on the count (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: an advisory lock held to the commit,
         :meth:`_lock_arrivals`), so sessions started at the same instant get distinct, consecutive arrivals.
-        A session deleted for good lowers the count, so a later one may repeat an arrival (the balance and
-        the deal are then a little less exact; nothing breaks). The arrival of an abandoned session
-        (:meth:`abandon_idle`) is given to the next session that starts, so the deal misses no slot.
+        The arrival of an abandoned session (:meth:`abandon_idle`) is given to the next session that starts, so
+        the deal misses no slot. (An abandoned session that comes back, :meth:`revive_abandoned`, may then share
+        its arrival with that one: the balance and the deal are a little less exact; nothing breaks.)
         """
         if seed is None:
             seed = secrets.randbits(32)
@@ -593,24 +594,61 @@ class Store(abc.ABC):
                 if earlier is not None:
                     raise ParticipantHasSession(earlier)
             self._lock_arrivals(conn)
-            arrival = self._free_arrival(conn)
-            if arrival is None:  # (every arrival given so far is held by a session that is not abandoned)
-                arrival = int(self._exec(conn, "SELECT COUNT(*) AS n FROM sessions WHERE status <> 'abandoned'")
-                              .fetchone()["n"])
+            arrival = self._next_arrival(conn)
             row["meta"] = json.dumps({**dict(meta or {}), "arrival": arrival}, sort_keys=True)
             self._exec(conn, f"INSERT INTO sessions ({', '.join(COLUMNS['sessions'])}) VALUES "
                              f"({', '.join('?' * len(COLUMNS['sessions']))})",
                        [row[c] for c in COLUMNS["sessions"]])
         return Session.from_row(row)
 
-    def _free_arrival(self, conn: Any) -> int | None:
-        """Inside a write transaction, arrivals locked: take the lowest arrival an abandoned session gave back."""
+    def _next_arrival(self, conn: Any) -> int:
+        """Inside a write transaction, arrivals locked: a new session's arrival: the lowest one an abandoned session
+        gave back (setting ``free_arrivals``), else the next one never given (setting ``next_arrival``, kept apart
+        from the sessions' count, so trashing, restoring or deleting sessions never repeats or skips one)."""
+        rows = {r["key"]: r["value"] for r in self._exec(
+            conn, "SELECT key, value FROM settings WHERE key IN ('free_arrivals', 'next_arrival')")}
+        free = sorted(json.loads(rows.get("free_arrivals") or "[]"))
+        if free:
+            self._put_setting(conn, "free_arrivals", json.dumps(free[1:]))
+            return int(free[0])
+        given = rows.get("next_arrival")
+        arrival = int(given) if given is not None else int(
+            self._exec(conn, "SELECT COUNT(*) AS n FROM sessions").fetchone()["n"])  # (a database from before)
+        self._put_setting(conn, "next_arrival", str(arrival + 1))
+        return arrival
+
+    def _free_arrivals(self, conn: Any) -> set[int]:
         row = self._exec(conn, "SELECT value FROM settings WHERE key = 'free_arrivals'").fetchone()
-        free = sorted(json.loads(row["value"])) if row and row["value"] else []
-        if not free:
-            return None
-        self._put_setting(conn, "free_arrivals", json.dumps(free[1:]))
-        return int(free[0])
+        return set(json.loads(row["value"])) if row and row["value"] else set()
+
+    def _recorded(self, conn: Any, session_id: str) -> bool:
+        """Whether anything is recorded for the session (:data:`RECORDED`)."""
+        return any(self._exec(conn, f"SELECT 1 FROM {t} WHERE session_id = ? LIMIT 1", (session_id,)).fetchone()
+                   for t in RECORDED)
+
+    @retried
+    def revive_abandoned(self, session_id: str) -> Session | None:
+        """An abandoned session for which something was recorded after all (an evaluator who kept a question open
+        longer than the idle time, then answered it; or an answer that raced the sweep) becomes ``active`` again,
+        its arrival taken back from the free list if no other session took it meanwhile, and the admin log says
+        so; returns it. None when it is abandoned with nothing recorded (it stays abandoned). A session that is
+        not abandoned is returned as it is."""
+        with self._write() as conn:
+            self._lock_arrivals(conn)
+            self._require_locked(conn, session_id)
+            row = self._require(conn, session_id)
+            if row["status"] != "abandoned":
+                return Session.from_row(row)
+            if not self._recorded(conn, session_id):
+                return None
+            self._exec(conn, "UPDATE sessions SET status = 'active' WHERE session_id = ?", (session_id,))
+            arrival = (json.loads(row["meta"]) if row["meta"] else {}).get("arrival")
+            free = self._free_arrivals(conn)
+            if arrival in free:
+                self._put_setting(conn, "free_arrivals", json.dumps(sorted(free - {arrival})))
+            self._log(conn, "system", "session_status", {"session_id": session_id, "from": "abandoned",
+                                                          "to": "active"})
+            return Session.from_row(self._require(conn, session_id))
 
     @retried
     def abandon_idle(self, idle_seconds: float, *, now: datetime | None = None) -> list[str]:
@@ -634,8 +672,7 @@ class Store(abc.ABC):
         gone: list[str] = []
         with self._write() as conn:
             self._lock_arrivals(conn)  # (arrivals, then each session's row, then the queues: the order of a claim)
-            row = self._exec(conn, "SELECT value FROM settings WHERE key = 'free_arrivals'").fetchone()
-            free = set(json.loads(row["value"])) if row and row["value"] else set()
+            free = self._free_arrivals(conn)
             for idle in self._exec(conn, idle_sql + " ORDER BY started_at, session_id", (cutoff_iso,)).fetchall():
                 sid = idle["session_id"]
                 self._require_locked(conn, sid)

@@ -176,6 +176,10 @@ class StudyPaths:
         """``path`` (``given`` as written in the config, ``absolute`` if written as an absolute path) resolved;
         ConfigError when it is relative and leaves the study folder."""
         path = path.resolve()
+        if not absolute and self.inside(path) and any(part.startswith(".") for part in path.relative_to(self.root)
+                                                      .parts):
+            t.fail(key, f"the path {given!r} leads into a hidden file or folder ({path.relative_to(self.root)}); a "
+                        "study's files are never hidden (.streamlit and .git hold the server's secrets and history)")
         if not self.inside(path):
             if not absolute:
                 t.fail(key, f"the path {given!r} leaves the study folder {self.root} (it leads to {path}); keep "

@@ -230,6 +230,35 @@ def test_an_abandoned_session_says_it_expired_and_its_link_starts_afresh(harness
     assert "s" not in fresh.query_params
 
 
+def test_a_question_left_open_past_the_idle_time_is_still_answered_and_the_session_goes_on(
+        harness: Harness) -> None:
+    """The sweep abandons a session whose evaluator left its first question open for longer than abandon_minutes
+    (nothing recorded yet); their click still stores the answer, and the page revives the session: the next
+    question, the session active and counted again."""
+    from datetime import UTC, datetime, timedelta
+
+    at = begin(start(harness))
+    token = at.query_params["s"]
+    assert harness.store.abandon_idle(60, now=datetime.now(UTC) + timedelta(hours=1)) == [token]
+    at.radio(key="turing-0-choice").set_value("B")
+    at.button[0].click().run()
+    assert not at.exception and "This session has expired" not in texts(at)
+    assert "Question 2 of 3" in at.get("progress")[0].proto.text
+    assert harness.store.get_session(token).status == "active" and len(harness.store.answers(token)) == 1
+
+
+def test_the_expired_notice_starts_a_platform_participant_again_with_their_ids(harness: Harness) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    at = start(harness, PROLIFIC_PID="pid-7", STUDY_ID="st-1", SESSION_ID="se-1")
+    token = at.query_params["s"]
+    assert harness.store.abandon_idle(60, now=datetime.now(UTC) + timedelta(hours=1)) == [token]
+    at.switch_page("pages/survey.py").run()
+    link = at.page_link[0].proto
+    assert "This session has expired" in texts(at) and link.label == "Start the study"
+    assert link.query_string == "PROLIFIC_PID=pid-7&STUDY_ID=st-1&SESSION_ID=se-1"
+
+
 def test_no_source_label_or_review_id_reaches_the_browser(harness: Harness) -> None:
     at = begin(start(harness))
     seen = []
