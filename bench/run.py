@@ -2,7 +2,7 @@
 
     python bench/run.py            # all of them (about 17 minutes on 2 cores)
     python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items
-                                   #         plan_items analysis_items queue
+                                   #         plan_items analysis_items queue large_items score_click
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "plan_items",
-              "analysis_items", "queue"]
+              "analysis_items", "queue", "large_items", "score_click"]
 
 
 def main() -> int:

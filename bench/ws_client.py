@@ -112,6 +112,10 @@ class Evaluator:
                     proto = getattr(element, etype)
                     self.widgets = [w for w in self.widgets if w.id != proto.id] + [
                         Widget(etype, proto.id, proto.label, proto, fm.delta.fragment_id)]
+                elif etype == "bidi_component":  # a custom component (the score widget): its trigger is its value
+                    proto = element.bidi_component
+                    self.widgets = [w for w in self.widgets if w.id != proto.id] + [
+                        Widget(etype, proto.id, proto.component_name, proto, fm.delta.fragment_id)]
                 elif etype in ("text", "markdown", "heading", "alert", "code"):
                     self.texts.append(str(getattr(element, etype)))
                     self.text_fragments.append(fm.delta.fragment_id)
@@ -154,6 +158,18 @@ class Evaluator:
             else:
                 setattr(ws, key, v)
         return ws
+
+    @staticmethod
+    def trigger(widget: Widget, event: str, value: Any) -> Any:
+        """The widget state a browser sends for ``setTriggerValue(event, value)`` in the custom component ``widget``
+        (Streamlit's trigger aggregator of the component: a JSON list of events)."""
+        import json
+
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+        from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
+
+        return WidgetState(id=f"{STREAMLIT_INTERNAL_KEY_PREFIX}_{widget.id}__events",
+                           json_trigger_value=json.dumps([{"event": event, "value": value}]))
 
     async def think_time(self) -> None:
         low, high = self.think
@@ -203,8 +219,8 @@ class Evaluator:
                     await self.click("Next", self.state(choice, string_value=pick))
                     continue
                 slider = self.find("slider")
-                if slider is not None and self.find("button", "Accept: both are acceptable"):
-                    await self.click("Accept: both are acceptable",
+                if slider is not None and self.find("button", "Accept: both are suitable"):
+                    await self.click("Accept: both are suitable",
                                      self.state(slider, double_array_value=[self.rng.randint(-100, 100)]))
                     continue
                 item = self.find("selectbox", "Paper")

@@ -14,11 +14,16 @@ from tests.helpers import ROOT
 SMALL = {
     "bench_analysis_items.py": ["--sessions", "20", "--answers", "5", "--items", "50", "--repeat", "1"],
     "bench_stats.py": ["--sessions", "40", "--answers", "5", "--repeat", "1"],
+    "bench_large_items.py": ["--lines", "300", "--repeat", "1"],
+    "bench_score_click.py": ["--questions", "2", "--rounds", "1", "--crowd", "3", "--crowd-questions", "1",
+                             "--think", "0.05,0.1"],
     "bench_queue.py": ["--sizes", "50,100", "--sessions", "20", "--questions", "3", "--k", "4", "--threads", "4",
                        "--rate", "200", "--workers", "4"],
 }
 #: The last table row each prints (when it is there, the benchmark ran to its end).
-LAST_ROW = {"bench_queue.py": "| claim latency p50 at 100 / at 50 units, paced"}
+LAST_ROW = {"bench_queue.py": "| claim latency p50 at 100 / at 50 units, paced",
+            "bench_large_items.py": "| one evaluator's plan, this file / 1,000 lines",
+            "bench_score_click.py": "| score widget, p95 of every click"}
 
 
 @pytest.mark.parametrize("script", sorted(SMALL))

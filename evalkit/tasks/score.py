@@ -13,6 +13,7 @@ from .itemsource import (
     ItemsSource,
     QueueSpec,
     balanced,
+    card_labels,
     check_source,
     combinations,
     items_source,
@@ -22,7 +23,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
-from .responses import save_answer
+from .responses import in_sentence, save_answer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -70,6 +71,8 @@ class ScoreTask:
     scales: tuple[Scale, ...]
     outputs_per_question: int = 1
     textfield: TextField = "none"
+    input_label: str = "Input"  # the input's card
+    output_label: str = "Response"  # the outputs' cards: "Response", or "Response A", "Response B" side by side
     kind: Literal["score"] = "score"
 
 
@@ -116,10 +119,13 @@ class ScoreKind(TaskKind):
         ids = [s.id for s in scales]
         if len(set(ids)) != len(ids):
             t.fail("scales", f"scale ids must be unique, got {ids}")
+        input_label, output_label = card_labels(t)
+        one = in_sentence(output_label)
         return ScoreTask(
             id=common.id, title=common.title, instructions=common.instructions, source=source, scales=scales,
-            question=t.str("question", "How good is this response?" if per_question == 1 else
-                           "How good is each response?"),
+            input_label=input_label, output_label=output_label,
+            question=t.str("question", f"How good is this {one}?" if per_question == 1 else
+                           f"How good is each {one}?"),
             outputs_per_question=per_question, textfield=t.choice("textfield", ("none", "comment", "post-edit"),
                                                                   "none"))
 
@@ -164,24 +170,31 @@ def missing_scores(task: ScoreTask, question: Question,
             if _at(scores.get(scale.id), k) is None]
 
 
-def _of(question: Question, k: int) -> str:
-    """ " for response B" when the question shows several outputs, else nothing."""
-    return f" for response {question.labels[k]}" if len(question.texts) > 1 else ""
+def _of(question: Question, k: int, noun: str = "Response") -> str:
+    """ " for response B" when the question shows several outputs, else nothing (``noun``: the task's
+    ``output_label``)."""
+    return f" for {in_sentence(noun)} {question.labels[k]}" if len(question.texts) > 1 else ""
 
 
-def missing_mark(question: Question, k: int, scale: Scale) -> str:
+def missing_mark(question: Question, k: int, scale: Scale, noun: str = "Response") -> str:
     """The mark right under a missing score's widget, naming the scale (and the output when there are several)."""
     if scale.type == "slider":
-        return (f"The slider '{scale.label}'{_of(question, k)} has not been moved yet: please drag it to your score "
-                "(where it starts is not an answer).")
-    return f"Please choose a level for '{scale.label}'{_of(question, k)}."
+        return (f"The slider '{scale.label}'{_of(question, k, noun)} has not been moved yet: please drag it to your "
+                "score (where it starts is not an answer).")
+    return f"Please choose a level for '{scale.label}'{_of(question, k, noun)}."
 
 
-def missing_summary(question: Question, missing: Sequence[tuple[int, Scale]]) -> str:
+def score_name(question: Question, k: int, scale: Scale, noun: str = "Response") -> str:
+    """How :func:`missing_summary` names one score: the scale's label, and the output when there are several
+    ("Fluency for response B")."""
+    return f"{scale.label}{_of(question, k, noun)}"
+
+
+def missing_summary(question: Question, missing: Sequence[tuple[int, Scale]], noun: str = "Response") -> str:
     """The line above "Next" after a click with scores missing: how many, and which ("2 scores are still
     missing (Overall quality; Fluency for response B): they are marked above.")."""
     m = len(missing)
-    names = "; ".join(f"{scale.label}{_of(question, k)}" for k, scale in missing)
+    names = "; ".join(score_name(question, k, scale, noun) for k, scale in missing)
     return (f"{m} {'score is' if m == 1 else 'scores are'} still missing ({names}): "
             f"{'it is' if m == 1 else 'they are'} marked above. Nothing has been saved yet.")
 
@@ -206,7 +219,8 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
     if missing:
         k, scale = missing[0]
         what = "move the slider" if scale.type == "slider" else "choose a level"
-        raise SurveyError(f"Please {what} for '{scale.label}'{_of(question, k)} before continuing.")
+        raise SurveyError(f"Please {what} for '{scale.label}'{_of(question, k, task.output_label)} before "
+                          "continuing.")
     clean: dict[str, list[int]] = {}
     for scale in task.scales:
         values = list(scores[scale.id])[:n]
@@ -218,7 +232,7 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
     if task.textfield != "none":
         given = list(texts or [])
         if len(given) != n or not all(isinstance(x, str) for x in given):
-            raise SurveyError("Please fill in the text box of every response.")
+            raise SurveyError(f"Please fill in the text box of every {in_sentence(task.output_label)}.")
         detail["texts"] = given
         if task.textfield == "post-edit":
             detail["edited"] = [given[k] != question.texts[k] for k in range(n)]

@@ -1,24 +1,139 @@
 """Renderer of kind ``score``: each output of the question (one, or several side by side) scored on every
 scale of the task (Likert levels with their anchors, or a slider), optionally with a comment or a post-edit.
 
-An untouched slider is not a score: a slider counts as answered once it has been moved (its ``on_change``
-sets a flag in the session state). After a click on "Next" with scores missing, nothing is saved and each
-missing score is marked right under its widget until it is given.
+The scales are one custom component (``components/scores/``, Streamlit components v2: no iframe, no build
+step, no request leaving the server) that keeps every score in the browser until "Next": moving a slider or
+picking a level reruns nothing on the server. An untouched slider is not a score (the browser keeps "moved" per
+slider); "Next" with a score missing marks each missing score under its widget and sends nothing. A complete
+answer arrives as one trigger value, in whose callback :func:`evalkit.tasks.score.record_scores` validates
+everything again (the browser is not trusted) and stores it exactly once; a refused answer (a score missing or
+out of range) is marked and said, and nothing is stored.
+
+``EVALKIT_SCORE_WIDGET=streamlit`` draws the previous renderer instead (Streamlit sliders and radios, a rerun per
+change; :func:`render_widgets`), for the benchmark's before / after (``bench/bench_score_click.py``).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 import streamlit as st
+import streamlit.components.v2 as components_v2
 
 import ui
-from evalkit.tasks.score import Scale, ScoreTask, missing_mark, missing_scores, missing_summary, record_scores
+from evalkit.tasks.responses import in_sentence
+from evalkit.tasks.score import (
+    Scale,
+    ScoreTask,
+    missing_mark,
+    missing_scores,
+    missing_summary,
+    record_scores,
+    score_name,
+)
 
-NOUN = "Response"
 SHORT_ANCHORS = 24  # Likert levels of one output go in a row on a wide screen when every anchor is this short
+COMPONENT_DIR = Path(__file__).resolve().parents[2] / "components" / "scores"
+#: The score widget, registered once per process (its JS and CSS are files of the repository, sent inline)
+SCORES = components_v2.component(
+    "evalkit_scores", js=(COMPONENT_DIR / "scores.js").read_text(encoding="utf-8"),
+    css=(COMPONENT_DIR / "scores.css").read_text(encoding="utf-8"), isolate_styles=True)
+COMMENT_CHARS, POST_EDIT_CHARS = 5000, 20000
 
 
 def render(ctx: ui.Context) -> None:
-    """The input, then each output with its scales (and text box) under it; "Next" saves all at once."""
+    """The input, the outputs' cards, then the score widget (every scale of every output, the text boxes and
+    "Next"); "Next" sends all at once and the callback stores them (or refuses them, saying what is missing)."""
+    if os.environ.get("EVALKIT_SCORE_WIDGET") == "streamlit":
+        render_widgets(ctx)
+        return
+    task, question = ctx.step.task, ctx.step.question
+    assert isinstance(task, ScoreTask) and question is not None
+    clock = ui.clock_key(ctx.session, question.task, question.index)
+    ui.start_clock(clock)
+    ui.item_question_header(ctx, task.question)
+    prefix = f"{question.task}-{question.index}"
+    widget = widget_key(prefix)
+    refused_key = f"_{prefix}-refused"
+    noun = task.output_label
+    n = len(question.texts)
+
+    def submit() -> None:
+        """The trigger's callback (runs before the question reruns, with the question bound when drawn)."""
+        scores, texts = answer_of(task, (st.session_state.get(widget) or {}).get("submit"))
+        refused = st.session_state.get(refused_key, {"n": 0})
+        still = missing_scores(task, question, scores)
+        if still:  # the browser sends complete answers only: this one did not come from the widget as it is
+            st.session_state[refused_key] = {"n": refused["n"] + 1, "marks": {
+                f"{s.id}-{k}": missing_mark(question, k, s, noun) for k, s in still}}
+            ui.flash("warning", missing_summary(question, still, noun))
+            ui.refused_click()
+            return
+        stored: list[Any] = []
+        ui.safe_save(lambda: stored.append(record_scores(ctx.store, ctx.session, task, question, scores, texts,
+                                                         ui.elapsed_ms(clock))))
+        if not stored:  # refused (e.g. a score out of range: its message is shown): "Next" works again
+            st.session_state[refused_key] = {"n": refused["n"] + 1, "marks": {}}
+
+    if n == 1:
+        ui.text_card(noun, question.texts[0])
+    else:
+        ui.review_cards(question, noun)
+    refused = st.session_state.get(refused_key, {"n": 0, "marks": {}})
+    SCORES(key=widget, data=widget_data(task, question, prefix, refused), on_submit_change=submit)
+    ui.show_flash()
+
+
+def widget_key(prefix: str) -> str:
+    """The score widget's key for the question ``{task}-{index}``: a new key per question (a new widget, nothing
+    carried over), without "__", which Streamlit keeps for its trigger ids ("~" is in no task id)."""
+    return f"{prefix}-scores".replace("__", "_~")
+
+
+def widget_data(task: ScoreTask, question: Any, prefix: str, refused: Mapping[str, Any]) -> dict[str, Any]:
+    """What the score widget draws (JSON): our labels and words, the outputs' texts only as the post-edit boxes'
+    starting values (set as text by the browser, never as HTML), and the marks of an answer the server refused."""
+    noun, n = task.output_label, len(question.texts)
+    one = in_sentence(noun)
+    outputs = []
+    for k, label in enumerate(question.labels):
+        of = f" on {one} {label}" if n > 1 else ""
+        output: dict[str, Any] = {"heading": f"{noun} {label}" if n > 1 else ""}
+        if task.textfield == "comment":
+            output.update(textLabel=f"Comment{of} (optional)", placeholder="Anything the scores do not capture")
+        elif task.textfield == "post-edit":
+            output.update(textLabel=f"Your corrected version of {f'{one} {label}' if n > 1 else f'the {one}'}",
+                          textHelp="Edit the text as little as needed to make it right.", prefill=question.texts[k])
+        outputs.append(output)
+    scales = [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high, "anchors": list(s.anchors),
+               "horizontal": n == 1 and s.type == "likert" and max(len(a) for a in s.anchors) <= SHORT_ANCHORS}
+              for s in task.scales]
+    cells = [(k, s) for k in range(n) for s in task.scales]
+    return {"qid": prefix, "outputs": outputs, "scales": scales, "textfield": task.textfield,
+            "maxChars": POST_EDIT_CHARS if task.textfield == "post-edit" else COMMENT_CHARS,
+            "marks": {f"{s.id}-{k}": missing_mark(question, k, s, noun) for k, s in cells},
+            "names": {f"{s.id}-{k}": score_name(question, k, s, noun) for k, s in cells},
+            "refused": refused.get("n", 0), "serverMarks": refused.get("marks", {})}
+
+
+def answer_of(task: ScoreTask, value: Any) -> tuple[dict[str, list[Any]], list[Any] | None]:
+    """The scores and texts of a trigger value as sent, reshaped only: ``record_scores`` checks every value (a
+    value that is not a list counts as missing, anything else is passed on for it to refuse)."""
+    value = value if isinstance(value, Mapping) else {}
+    raw = value.get("scores")
+    raw = raw if isinstance(raw, Mapping) else {}
+    scores = {s.id: list(raw[s.id]) if isinstance(raw.get(s.id), list) else [] for s in task.scales}
+    texts = value.get("texts")
+    return scores, (list(texts) if isinstance(texts, list) else None)
+
+
+def render_widgets(ctx: ui.Context) -> None:
+    """The previous renderer (Streamlit widgets, each move of a slider or pick of a level a rerun), kept for the
+    benchmark's before / after (``EVALKIT_SCORE_WIDGET=streamlit``): the input, then each output with its scales
+    (and text box) under it; "Next" saves all at once."""
     task, question = ctx.step.task, ctx.step.question
     assert isinstance(task, ScoreTask) and question is not None
     clock = ui.clock_key(ctx.session, question.task, question.index)
@@ -52,23 +167,25 @@ def render(ctx: ui.Context) -> None:
                                            ui.elapsed_ms(clock)))
 
     still = missing_scores(task, question, given()) if st.session_state.get(f"_{prefix}-tried") else []
-    missing = {(k, s.id): missing_mark(question, k, s) for k, s in still}
+    noun = task.output_label  # the cards' heading: "Response", or "Response A", "Response B" side by side
+    missing = {(k, s.id): missing_mark(question, k, s, noun) for k, s in still}
     with st.container(key=f"{prefix}-scores"):
-        columns = ui.review_columns(question, NOUN) if n > 1 else [st.container()]
+        columns = ui.review_columns(question, noun) if n > 1 else [st.container()]
         for k, column in enumerate(columns):
             with column:
                 if n == 1:
-                    ui.text_card(NOUN, question.texts[0])
+                    ui.text_card(noun, question.texts[0])
                 for scale in task.scales:
                     _scale(scale, key(scale, k), n, missing.get((k, scale.id)))
                     beside = [m for (j, sid), m in missing.items() if sid == scale.id and j != k]
                     if n > 1 and beside and (k, scale.id) not in missing:  # the widgets below stay in one row
                         ui.mark_spacer(max(beside, key=len), key(scale, k))
-                _text_field(task, question.texts[k], f"{prefix}-text-{k}", question.labels[k] if n > 1 else "")
+                _text_field(task, question.texts[k], f"{prefix}-text-{k}", question.labels[k] if n > 1 else "",
+                            noun)
     ui.widgets_under_cards(f"{prefix}-scores")
     ui.stack_options_on_phone(f"{prefix}-scores")  # Likert levels one per line on a phone
-    if still:
-        st.error(missing_summary(question, still))
+    if still:  # what is missing is yellow (README "Messages")
+        st.warning(missing_summary(question, still, noun))
     ui.show_flash()
     st.button("Next", type="primary", on_click=submit, key=f"{prefix}-next")
     ui.reveal_first_mark()
@@ -84,10 +201,12 @@ def _scale(scale: Scale, key: str, n: int, missing: str | None) -> None:
         st.slider(scale.label, min_value=scale.min, max_value=scale.max, value=(scale.min + scale.max) // 2,
                   step=1, key=key, on_change=_moved, args=(key,))
         moved = st.session_state.get(f"_{key}-moved", False)
-        if not moved:  # greyed out, its number hidden: where it starts does not look like an answer
-            st.html(f"<style>.{ui.key_class(key)} [data-testid='stSlider'] [role='group'] "
-                    "{filter: grayscale(1); opacity: 0.55;} "
-                    f".{ui.key_class(key)} [data-testid='stSliderThumbValue'] {{visibility: hidden;}}</style>")
+        # one row of ends under it (ours, below): Streamlit's own "min ... max" row, shown on hover, is hidden;
+        # until moved, greyed out with its number hidden: where it starts does not look like an answer
+        unmoved = "" if moved else (f".{ui.key_class(key)} [data-testid='stSlider'] [role='group'] "
+                                    "{filter: grayscale(1); opacity: 0.55;} "
+                                    f".{ui.key_class(key)} [data-testid='stSliderThumbValue'] {{visibility: hidden;}}")
+        st.html(f"<style>{ui.hide_slider_ticks(key)} {unmoved}</style>")
         with st.container(horizontal=True, wrap=False):  # the ends, and whether it counts yet (same height)
             st.caption(str(scale.min))
             st.caption("Scored" if moved else "Not scored yet: move the slider", text_alignment="center")
@@ -102,12 +221,13 @@ def _scale(scale: Scale, key: str, n: int, missing: str | None) -> None:
         ui.missing_mark(missing, key)
 
 
-def _text_field(task: ScoreTask, output: str, key: str, label: str) -> None:
+def _text_field(task: ScoreTask, output: str, key: str, label: str, noun: str) -> None:
     """The comment box (optional) or the post-edit box (pre-filled with the output) of one output."""
-    of = f" on response {label}" if label else ""
+    one = in_sentence(noun)
+    of = f" on {one} {label}" if label else ""
     if task.textfield == "comment":
         st.text_area(f"Comment{of} (optional)", key=key, max_chars=5000,
                      placeholder="Anything the scores do not capture")
     elif task.textfield == "post-edit":
-        st.text_area(f"Your corrected version of {'response ' + label if label else 'the response'}", value=output,
+        st.text_area(f"Your corrected version of {f'{one} {label}' if label else f'the {one}'}", value=output,
                      key=key, max_chars=20000, help="Edit the text as little as needed to make it right.")

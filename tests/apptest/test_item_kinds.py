@@ -18,6 +18,8 @@ import pytest
 from evalkit.balance import arrival_of
 from evalkit.sampling import Question, plan
 from evalkit.tasks.rank import place_name
+from pages.tasks.score import widget_key
+from tests.apptest.component import component, component_data, send_trigger
 from tests.apptest.conftest import Harness, button, card_texts, cards, leaves, page_protos, texts
 from tests.helpers import random_reviews, write_reviews
 
@@ -195,7 +197,7 @@ def test_compare_choice(make_harness, tmp_path) -> None:
     radio = at.radio(key="block-0-choice")
     assert radio.options == ["Response A", "Response B"] and radio.value is None
     button(at, "Next").click().run()  # nothing chosen
-    assert not at.exception and "Please choose one of the responses" in at.error[0].value
+    assert not at.exception and "Please choose one of the responses" in at.warning[0].value and not at.error
     assert h.store.answers() == []
     at.radio(key="block-0-choice").set_value("B")
     button(at, "Next").click().run()
@@ -220,7 +222,7 @@ def test_compare_choice_with_no_preference(make_harness, tmp_path) -> None:
     css = "\n".join(x.proto.body for x in at.get("html"))
     assert "repeat(2," in css and "nth-child(3) {grid-column: 1 / -1;}" in css  # A, B under the cards
     button(at, "Next").click().run()
-    assert "Please choose" in at.error[0].value and h.store.answers() == []
+    assert "Please choose" in at.warning[0].value and h.store.answers() == []
     at.radio(key="block-0-choice").set_value("tie")
     button(at, "Next").click().run()
     answer = only_answer(h)
@@ -241,13 +243,13 @@ def test_compare_help_slider(make_harness, tmp_path) -> None:
     assert (slider.min, slider.max, slider.value) == (-100, 100, 0)
     assert slider.label == "Move the slider towards the better response"
     assert "◀ Response A is better" in texts(at) and "Response B is better ▶" in texts(at)
-    button(at, "Accept: both are acceptable").click().run()  # left at 0: a positive draw
+    button(at, "Accept: both are suitable").click().run()  # left at 0: a positive draw
     first = only_answer(h)
     assert_row(first, q0)
     assert first.response == "0" and first.detail == {"button": "accept", "outcome": "positive_draw"}
     assert first.review_source is None
     at.slider(key="block-1-slider").set_value(65)
-    button(at, "Reject: neither is acceptable").click().run()
+    button(at, "Reject: both are unsuitable").click().run()
     second = only_answer(h, 1)
     assert second.response == "65" and second.detail == {"button": "reject", "outcome": "right"}
     assert second.review_source == q1.sources[1] and (second.left_source, second.right_source) == q1.sources
@@ -260,48 +262,103 @@ LIKERT = {"id": "fluency", "label": "Fluency", "type": "likert", "anchors": ["Br
 SLIDER = {"id": "overall", "label": "Overall quality", "type": "slider", "min": 0, "max": 100}
 
 
+def widget(at, prefix: str = "block-0") -> dict[str, Any]:
+    """What the score widget of question ``prefix`` was sent (it draws the scales in the browser)."""
+    return component_data(at, widget_key(prefix))
+
+
+def submit_scores(at, scores: dict[str, list[Any]], texts: list[str] | None = None, prefix: str = "block-0", *,
+                  element_id: str | None = None):
+    """What the widget sends on "Next" (only when complete, in a browser): one trigger value."""
+    return send_trigger(at, widget_key(prefix), "submit", {"scores": scores, "texts": texts}, element_id=element_id)
+
+
 def test_score_one_output_likert_and_slider(make_harness, tmp_path) -> None:
     h = make_harness(config=study(tmp_path, task_toml("score", questions=2, scales=[SLIDER, LIKERT])))
     at = start(h)
     q0, q1 = plan_of(h, at)
     assert_question_shown(at, q0, 1, 2)
     assert "**Response**" in [m.value for m in at.markdown]  # one output: no letter
-    slider = at.slider(key="block-0-overall-0")
-    assert (slider.min, slider.max, slider.label) == (0, 100, "Overall quality")
-    radio = at.radio(key="block-0-fluency-0")
-    assert radio.options == ["1 · Broken", "2 · Awkward", "3 · Fine", "4 · Fluent"] and radio.value is None
-    assert not at.warning and not at.error  # nothing marked before a click on "Next"
-    assert "Not scored yet: move the slider" in texts(at)  # said from the start, under the slider
-
-    button(at, "Next").click().run()  # nothing given: both marked, each right under its widget
-    assert not at.exception and h.store.answers() == []
-    drawn = elements(at)
-    assert "has not been moved yet" in mark_under(drawn, ("slider", "block-0-overall-0"))
-    assert "choose a level for 'Fluency'" in mark_under(drawn, ("radio", "block-0-fluency-0"))
-    assert "2 scores are still missing" in at.error[0].value
-
-    at.radio(key="block-0-fluency-0").set_value(3).run()  # the Likert mark goes; the untouched slider stays
-    assert [w.value for w in at.warning] == [
-        "The slider 'Overall quality' has not been moved yet: please drag it to your score (where it starts is not "
-        "an answer)."]
-    button(at, "Next").click().run()  # an untouched slider is no score, even at a valid value
-    assert h.store.answers() == [] and "1 score is still missing" in at.error[0].value
-    at.slider(key="block-0-overall-0").set_value(73).run()
+    assert not at.slider and not at.radio  # the scales are the widget's, drawn in the browser
+    data = widget(at)
+    assert data["scales"] == [
+        {"id": "overall", "label": "Overall quality", "type": "slider", "min": 0, "max": 100, "anchors": [],
+         "horizontal": False},
+        {"id": "fluency", "label": "Fluency", "type": "likert", "min": 1, "max": 4,
+         "anchors": ["Broken", "Awkward", "Fine", "Fluent"], "horizontal": True}]
+    assert data["marks"] == {  # the marks the browser shows under a missing score: evalkit's words
+        "overall-0": "The slider 'Overall quality' has not been moved yet: please drag it to your score (where it "
+                     "starts is not an answer).",
+        "fluency-0": "Please choose a level for 'Fluency'."}
+    assert data["outputs"] == [{"heading": ""}] and data["textfield"] == "none" and data["serverMarks"] == {}
+    assert PAYLOAD not in json.dumps(data)  # the outputs' texts are cards, not the widget's
     assert not at.warning and not at.error
-    assert "Scored" in [c.value for c in at.caption] and "Not scored yet" not in texts(at)
-    button(at, "Next").click().run()
+
+    submit_scores(at, {"overall": [73], "fluency": [3]})  # one answer, stored in the trigger's callback
+    assert not at.exception
     answer = only_answer(h)
     assert_row(answer, q0)
     assert answer.response == "scored" and answer.review_source == q0.sources[0]
     assert answer.detail == {"scores": {"overall": [73], "fluency": [3]}}
 
-    assert_question_shown(at, q1, 2, 2)  # the next question starts clean
-    assert at.slider(key="block-1-overall-0").value == 50 and not at.warning
-    at.slider(key="block-1-overall-0").set_value(0)  # moved to the lowest score: an answer
-    at.radio(key="block-1-fluency-0").set_value(1)
-    button(at, "Next").click().run()
+    at = at.run()  # a whole-page run shows the next question (AppTest keeps only the fragment's elements)
+    assert_question_shown(at, q1, 2, 2)  # the next question starts clean: a new widget
+    assert widget(at, "block-1")["serverMarks"] == {} and not at.warning
+    submit_scores(at, {"overall": [0], "fluency": [1]}, prefix="block-1")  # the lowest score: an answer
     assert only_answer(h, 1).detail == {"scores": {"overall": [0], "fluency": [1]}}
     after_block(at)
+
+
+def test_score_an_incomplete_answer_is_refused_and_marked(make_harness, tmp_path) -> None:
+    """The browser sends complete answers only; the server checks again: a score missing (an unmoved slider is
+    sent as null) stores nothing, says what is missing (yellow) and marks it under its widget."""
+    h = make_harness(config=study(tmp_path, task_toml("score", questions=1, outputs_per_question=2,
+                                                      scales=[SLIDER, LIKERT])))
+    at = start(h)
+    submit_scores(at, {"overall": [40, None], "fluency": [2]})
+    assert not at.exception and h.store.answers() == [] and not at.error
+    assert [w.value for w in at.warning] == [
+        "2 scores are still missing (Overall quality for response B; Fluency for response B): they are marked "
+        "above. Nothing has been saved yet."]
+    data = widget(at)
+    assert data["refused"] == 1 and data["serverMarks"] == {
+        "overall-1": "The slider 'Overall quality' for response B has not been moved yet: please drag it to your "
+                     "score (where it starts is not an answer).",
+        "fluency-1": "Please choose a level for 'Fluency' for response B."}
+    submit_scores(at, "not scores")  # not even a mapping: everything missing, nothing stored, no traceback
+    assert not at.exception and h.store.answers() == [] and widget(at)["refused"] == 2
+    submit_scores(at, {"overall": [40, 60], "fluency": [2, 4]})
+    assert only_answer(h).detail == {"scores": {"overall": [40, 60], "fluency": [2, 4]}}
+    after_block(at.run())
+
+
+@pytest.mark.parametrize("bad", [101, -1, 50.5, True, "50"])
+def test_score_a_value_out_of_range_is_refused(make_harness, tmp_path, bad: Any) -> None:
+    h = make_harness(config=study(tmp_path, task_toml("score", questions=1, scales=[SLIDER, LIKERT])))
+    at = start(h)
+    submit_scores(at, {"overall": [bad], "fluency": [2]})
+    assert not at.exception and h.store.answers() == []
+    assert [w.value for w in at.warning] == ["'Overall quality' takes whole numbers from 0 to 100."]  # the message
+    assert widget(at)["refused"] == 1  # "Next" works again in the browser
+    submit_scores(at, {"overall": [50], "fluency": [5]})  # a level past the last anchor
+    assert h.store.answers() == [] and [w.value for w in at.warning] == ["'Fluency' takes whole numbers from 1 to 4."]
+    submit_scores(at, {"overall": [50], "fluency": [4]})
+    assert only_answer(h).detail == {"scores": {"overall": [50], "fluency": [4]}}
+
+
+def test_score_a_resend_stores_one_answer(make_harness, tmp_path) -> None:
+    """A double click or a resent trigger (the same answer, for the same widget, after it was stored) stores one
+    answer and never answers the next question."""
+    h = make_harness(config=study(tmp_path, task_toml("score", questions=2, scales=[SLIDER])))
+    at = start(h)
+    first = component(at, widget_key("block-0")).proto.id
+    submit_scores(at, {"overall": [30]})
+    submit_scores(at, {"overall": [30]}, element_id=first)  # the same trigger again, from the first question's widget
+    submit_scores(at, {"overall": [99]}, element_id=first)
+    assert not at.exception
+    assert [(a.question_index, a.detail) for a in h.store.answers()] == [(0, {"scores": {"overall": [30]}})]
+    at = at.run()
+    assert "Question 2 of 2" in at.get("progress")[0].proto.text
 
 
 def test_score_three_outputs_side_by_side_with_comments(make_harness, tmp_path) -> None:
@@ -310,28 +367,21 @@ def test_score_three_outputs_side_by_side_with_comments(make_harness, tmp_path) 
     at = start(h)
     [q] = plan_of(h, at)
     assert_question_shown(at, q, 1, 1)
-    assert [m.value for m in at.markdown if m.value.startswith("**Response")] == [
-        "**Response A**", "**Response B**", "**Response C**"]
-    assert [a.label for a in at.text_area] == [f"Comment on response {x} (optional)" for x in "ABC"]
-    for k in range(3):
-        at.radio(key=f"block-0-fluency-{k}").set_value(k + 1)
-    at.slider(key="block-0-overall-0").set_value(10)
-    at.slider(key="block-0-overall-2").set_value(90)
-    at.text_area(key="block-0-text-1").input("Too short.")
-    at.run()
-    button(at, "Next").click().run()  # response B's slider is untouched
-    assert h.store.answers() == []
-    drawn = elements(at)
-    assert len([value for kind, value in drawn if kind == "warning"]) == 1  # one mark, under B's slider
-    assert "has not been moved yet" in mark_under(drawn, ("slider", "block-0-overall-1"))
-    at.slider(key="block-0-overall-1").set_value(40)
-    button(at, "Next").click().run()
+    assert [label for label, _ in cards(at)] == ["Response A", "Response B", "Response C"]
+    data = widget(at)
+    assert [o["heading"] for o in data["outputs"]] == ["Response A", "Response B", "Response C"]
+    assert [o["textLabel"] for o in data["outputs"]] == [f"Comment on response {x} (optional)" for x in "ABC"]
+    assert data["textfield"] == "comment" and data["maxChars"] == 5000
+    assert data["names"]["overall-1"] == "Overall quality for response B"
+    submit_scores(at, {"overall": [10, 40, 90], "fluency": [1, 2, 3]})  # no texts: refused, nothing stored
+    assert h.store.answers() == [] and at.warning[-1].value == "Please fill in the text box of every response."
+    submit_scores(at, {"overall": [10, 40, 90], "fluency": [1, 2, 3]}, ["", "Too short.", ""])
     answer = only_answer(h)
     assert_row(answer, q)
     assert answer.review_source is None  # several outputs: no one system
     assert answer.detail == {"scores": {"overall": [10, 40, 90], "fluency": [1, 2, 3]},
                              "texts": ["", "Too short.", ""]}
-    after_block(at)
+    after_block(at.run())
 
 
 def test_score_post_edit(make_harness, tmp_path) -> None:
@@ -339,17 +389,17 @@ def test_score_post_edit(make_harness, tmp_path) -> None:
                                                       scales=[LIKERT]), after=False))
     at = start(h)
     q0, q1 = plan_of(h, at)
-    box = at.text_area(key="block-0-text-0")
-    assert box.value == q0.texts[0] and box.label == "Your corrected version of the response"
-    at.radio(key="block-0-fluency-0").set_value(2)
-    box.input("A corrected text.")
-    button(at, "Next").click().run()
+    [output] = widget(at)["outputs"]
+    assert output["textLabel"] == "Your corrected version of the response" and output["prefill"] == q0.texts[0]
+    assert widget(at)["maxChars"] == 20000
+    submit_scores(at, {"fluency": [2]}, ["A corrected text."])
     answer = only_answer(h)
     assert answer.detail == {"scores": {"fluency": [2]}, "texts": ["A corrected text."], "edited": [True]}
-    at.radio(key="block-1-fluency-0").set_value(4)
-    button(at, "Next").click().run()  # left as it was: not edited
+    at = at.run()
+    submit_scores(at, {"fluency": [4]}, [widget(at, "block-1")["outputs"][0]["prefill"]], prefix="block-1")
     assert only_answer(h, 1).detail == {"scores": {"fluency": [4]}, "texts": [q1.texts[0]], "edited": [False]}
-    assert not at.exception and at.title[0].value == "Thank you!"  # the last block ends in the done page
+    assert not at.exception
+    assert at.run().title[0].value == "Thank you!"  # the last block ends in the done page
 
 
 # ----------------------------------------------------------------------------- rank
@@ -365,7 +415,7 @@ def test_rank_best_of_three(make_harness, tmp_path) -> None:
     radio = at.radio(key="block-0-choice")
     assert radio.options == ["Response A", "Response B", "Response C"] and radio.value is None
     button(at, "Next").click().run()
-    assert "choose the best response" in at.error[0].value and h.store.answers() == []
+    assert "choose the best response" in at.warning[0].value and h.store.answers() == []
     at.radio(key="block-0-choice").set_value("C")
     button(at, "Next").click().run()
     answer = only_answer(h)
@@ -392,11 +442,11 @@ def test_rank_full_ranking(make_harness, tmp_path) -> None:
         assert drawn[card + 2] == ("selectbox", f"block-0-place-{x}")
     at.selectbox(key="block-0-place-A").set_value(2)
     button(at, "Next").click().run()  # incomplete
-    assert at.error[0].value == "Please give responses B and C a place in the ranking (1st to 3rd)."
+    assert at.warning[-1].value == "Please give responses B and C a place in the ranking (1st to 3rd)."
     at.selectbox(key="block-0-place-B").set_value(2)
     at.selectbox(key="block-0-place-C").set_value(1)
     button(at, "Next").click().run()  # A and B share a place
-    assert at.error[0].value == ("Responses A and B are both 2nd: please give each response its own place.")
+    assert at.warning[-1].value == ("Responses A and B are both 2nd: please give each response its own place.")
     assert h.store.answers() == []
     at.selectbox(key="block-0-place-B").set_value(3)
     button(at, "Next").click().run()
@@ -427,10 +477,11 @@ def test_realfake_with_confidence(make_harness, tmp_path) -> None:
     sure = at.radio(key="block-0-confidence")
     assert sure.options == ["Guessing", "Somewhat sure", "Sure", "Very sure"] and sure.value is None
     button(at, "Next").click().run()
-    assert "written by a person or generated" in at.error[0].value and h.store.answers() == []
+    assert "written by a person or generated" in at.warning[0].value and h.store.answers() == []
     at.radio(key="block-0-answer").set_value("generated")
     button(at, "Next").click().run()  # no confidence
-    assert "how sure you are" in at.error[0].value and h.store.answers() == []
+    assert [w.value for w in at.warning] == ["Please say how sure you are (“How sure are you?”) before continuing."]
+    assert h.store.answers() == []
     at.radio(key="block-0-confidence").set_value(3)
     button(at, "Next").click().run()
     answer = only_answer(h)
@@ -484,11 +535,6 @@ def answer_compare(at) -> None:
     at.radio(key="block-0-choice").set_value("A")
 
 
-def answer_score(at) -> None:
-    at.slider(key="block-0-overall-0").set_value(20)
-    at.slider(key="block-0-overall-1").set_value(80).run()  # not in a form: each move reruns the page
-
-
 def answer_rank(at) -> None:
     for place, x in enumerate("ABC", start=1):
         at.selectbox(key=f"block-0-place-{x}").set_value(place)
@@ -501,11 +547,10 @@ def answer_realfake(at) -> None:
 
 @pytest.mark.parametrize(("task", "answer", "submit"), [
     (task_toml("compare", questions=1), answer_compare, "Next"),
-    (task_toml("compare", questions=1, response="slider"), lambda at: None, "Accept: both are acceptable"),
-    (task_toml("score", questions=1, outputs_per_question=2, scales=[SLIDER]), answer_score, "Next"),
+    (task_toml("compare", questions=1, response="slider"), lambda at: None, "Accept: both are suitable"),
     (task_toml("rank", questions=1, response="ranking"), answer_rank, "Next"),
     (task_toml("realfake", target=SYSTEMS[2], questions=1), answer_realfake, "Next"),
-], ids=["compare", "compare-slider", "score", "rank", "realfake"])
+], ids=["compare", "compare-slider", "rank", "realfake"])  # score: test_score_a_resend_stores_one_answer
 def test_a_double_click_stores_one_answer(make_harness, tmp_path, task: str, answer, submit: str) -> None:
     """The second click of a double click, from the same rendered page, stores nothing more."""
     h = make_harness(config=study(tmp_path, task))

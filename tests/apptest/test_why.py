@@ -16,7 +16,7 @@ import pytest
 from evalkit.sampling import plan
 from evalkit.survey import record_choice
 from tests.apptest.conftest import Harness, button, leaves
-from tests.apptest.test_item_kinds import LIKERT, SLIDER, only_answer, study, task_toml
+from tests.apptest.test_item_kinds import LIKERT, SLIDER, only_answer, study, submit_scores, task_toml, widget
 from tests.apptest.test_item_kinds import start as start_items
 from tests.apptest.test_results_page import fake_clock, fill, results_app, unlock
 
@@ -64,11 +64,11 @@ def test_consent_marks_the_unticked_box_and_the_empty_name_each_under_its_widget
     assert "“Your name”" in message_after(at, ("text_input", "consent_name"))
     at.checkbox(key="consent_agree").check()
     button(at, "Start the study").click().run()  # ticked: only the name is marked now
-    assert harness.store.sessions() == [] and len(at.error) == 1
+    assert harness.store.sessions() == [] and len(at.warning) == 1 and not at.error  # missing: yellow
     assert "enter your name in “Your name”" in message_after(at, ("text_input", "consent_name"))
     at.text_input(key="consent_name").input("  ")
     button(at, "Start the study").click().run()  # spaces are no name
-    assert harness.store.sessions() == [] and len(at.error) == 1
+    assert harness.store.sessions() == [] and len(at.warning) == 1
     at.text_input(key="consent_name").input("Ada")
     button(at, "Start the study").click().run()
     assert not at.exception and at.header[0].value == "Spot the human"
@@ -79,7 +79,7 @@ def test_consent_marks_the_unticked_box_and_the_empty_name_each_under_its_widget
 def test_consent_with_a_participant_id_asks_only_for_the_box(harness: Harness) -> None:
     at = harness.app(PROLIFIC_PID="pid-why-1", STUDY_ID="st", SESSION_ID="se")
     button(at, "Start the study").click().run()
-    assert harness.store.sessions() == [] and len(at.error) == 1  # the name is optional here
+    assert harness.store.sessions() == [] and len(at.warning) == 1  # the name is optional here
     assert "tick the box" in message_after(at, ("checkbox", "consent_agree"))
     at.checkbox(key="consent_agree").check()
     button(at, "Start the study").click().run()
@@ -147,26 +147,23 @@ def test_compare_choice_missing_names_the_options(make_harness, tmp_path, respon
 
 
 def test_score_marks_name_each_scale_and_output(make_harness, tmp_path) -> None:
+    """The score widget marks a missing score under its widget in the browser, with evalkit's words (sent with it);
+    an incomplete answer that reaches the server anyway is refused, marked and summed up in yellow."""
     h = make_harness(config=study(tmp_path, task_toml("score", questions=1, outputs_per_question=2,
                                                       scales=[SLIDER, LIKERT])))
     at = start_items(h)
-    at.radio(key="block-0-fluency-0").set_value(2)
-    at.slider(key="block-0-overall-1").set_value(70)
-    at.run()
-    button(at, "Next").click().run()  # A's slider untouched, B's level not chosen
-    assert h.store.answers() == []
-    assert message_after(at, ("slider", "block-0-overall-0")) == (
+    data = widget(at)
+    assert data["marks"]["overall-0"] == (
         "The slider 'Overall quality' for response A has not been moved yet: please drag it to your score (where it "
         "starts is not an answer).")
-    assert message_after(at, ("radio", "block-0-fluency-1")) == "Please choose a level for 'Fluency' for response B."
-    assert message_before(at, ("button", "Next")) == (
+    assert data["marks"]["fluency-1"] == "Please choose a level for 'Fluency' for response B."
+    submit_scores(at, {"overall": [None, 70], "fluency": [2, None]})  # A's slider untouched, B's level not chosen
+    assert h.store.answers() == [] and not at.error
+    assert widget(at)["serverMarks"] == {k: data["marks"][k] for k in ("overall-0", "fluency-1")}
+    assert [w.value for w in at.warning] == [
         "2 scores are still missing (Overall quality for response A; Fluency for response B): they are marked "
-        "above. Nothing has been saved yet.")
-    at.slider(key="block-0-overall-0").set_value(55)
-    at.radio(key="block-0-fluency-1").set_value(4)
-    at.run()
-    assert not at.warning and not at.error
-    button(at, "Next").click().run()
+        "above. Nothing has been saved yet."]
+    submit_scores(at, {"overall": [55, 70], "fluency": [2, 4]})
     assert only_answer(h).detail == {"scores": {"overall": [55, 70], "fluency": [2, 4]}}
 
 
@@ -178,7 +175,7 @@ def test_rank_marks_each_place_box_missing_or_shared(make_harness, tmp_path) -> 
     assert h.store.answers() == []
     assert "“Place of response A”" in message_after(at, ("selectbox", "block-0-place-A"))
     assert "“Place of response C”" in message_after(at, ("selectbox", "block-0-place-C"))
-    assert len(marks(at)) == 2  # B has its place: no mark under it (only an invisible stand-in)
+    assert len(marks(at)) == 3  # A's, C's and the line above "Next": B has its place (only an invisible stand-in)
     assert message_before(at, ("button", "Next")) == (
         "Please give responses A and C a place in the ranking (1st to 3rd).")
     at.selectbox(key="block-0-place-A").set_value(1)
@@ -189,7 +186,7 @@ def test_rank_marks_each_place_box_missing_or_shared(make_harness, tmp_path) -> 
         "Response B is 1st (best) too: each response needs its own place.")
     assert message_after(at, ("selectbox", "block-0-place-B")) == (
         "Response A is 1st (best) too: each response needs its own place.")
-    assert len(marks(at)) == 2
+    assert len(marks(at)) == 3  # A's, B's and the line above "Next"
     at.selectbox(key="block-0-place-A").set_value(2)
     button(at, "Next").click().run()
     assert only_answer(h).response == "B>A>C"
@@ -210,10 +207,13 @@ def test_best_of_n_missing_names_the_options(make_harness, tmp_path) -> None:
 def test_realfake_names_the_unanswered_questions(make_harness, tmp_path) -> None:
     h = make_harness(config=study(tmp_path, task_toml("realfake", target="sysAlphaX1", questions=1)))
     at = start_items(h)
-    button(at, "Next").click().run()  # neither answered: one line naming both
+    button(at, "Next").click().run()  # neither answered: each marked right under it
     assert h.store.answers() == []
-    both = message_after(at, ("radio", "block-0-confidence"))
-    assert "“Who wrote this text?”" in both and "“How sure are you?”" in both
+    assert message_after(at, ("radio", "block-0-answer")) == (
+        "Please say whether the text was written by a person or generated (“Who wrote this text?”).")
+    assert message_after(at, ("radio", "block-0-confidence")) == (
+        "Please say how sure you are (“How sure are you?”) before continuing.")
+    assert len(marks(at)) == 2
     at.radio(key="block-0-answer").set_value("real")
     button(at, "Next").click().run()  # the answer without its confidence
     assert h.store.answers() == []
@@ -245,7 +245,7 @@ def test_rating_says_why_save_and_finish_is_greyed_out(make_harness) -> None:
     elements = drawn(at)  # the note right under the buttons
     assert elements.index(("caption", note[0])) == elements.index(("button", "Save and finish")) + 1
     button(at, "Save and rate another paper").click().run()  # no score yet: marked, nothing stored
-    assert h.store.ratings() == [] and "3 questions have no score yet" in at.error[0].value
+    assert h.store.ratings() == [] and "3 questions have no score yet" in at.warning[-1].value
     for metric in ("familiarity", "specificity", "factuality"):
         at.radio(key=f"novelty-0-{metric}").set_value(3)
     button(at, "Save and rate another paper").click().run()
