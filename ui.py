@@ -119,18 +119,24 @@ def page_path(page: Any) -> str:
 
 
 def app_pages() -> list[st.Page]:
-    """The app's pages. Built on every run: a Page object carries per-run state ("may be called once"),
-    so one shared between sessions breaks under concurrent evaluators (seen in bench_concurrency.py). The consent
-    page is the default (the root address), unless the run asks for the results page there
-    (:func:`results_at_root`)."""
+    """The app's pages, made once per browser session and kept in its session state (each page resolves and
+    checks its file: a few system calls, on every whole-page run otherwise). Not shared between sessions: a
+    Page object carries per-run state (``st.navigation`` arms the page it returns, ``run`` disarms it), so one
+    object used by concurrent evaluators breaks (seen in bench_concurrency.py). The consent page is the default
+    (the root address), unless the run asks for the results page there (:func:`results_at_root`)."""
     results_here = results_at_root()
-    return [
+    held = st.session_state.get("_pages")
+    if held is not None and held[0] == results_here:
+        return held[1]
+    pages = [
         st.Page(PAGES["consent"], title="Welcome", default=not results_here),
         st.Page(PAGES["survey"], title="Survey", url_path="survey"),
         st.Page(PAGES["done"], title="Thank you", url_path="done"),
         st.Page(PAGES["results"], title="Results", url_path="results",  # linked from no evaluator screen
                 default=results_here),
     ]
+    st.session_state["_pages"] = (results_here, pages)
+    return pages
 
 
 def secret(name: str) -> str | None:

@@ -500,7 +500,9 @@ def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions
     evaluator's first judgment in it asks for none of its checks (:func:`evalkit.tasks.base.open_checks`).
     A session with no judgment whose every task with questions to judge ran out is ``full``; one that ended
     without its judgments or checks otherwise is ``incomplete``. A ``[study.session]`` ``limit`` that ended the
-    session excuses the checks it did not reach (the evaluator is not at fault), not the judgment."""
+    session excuses the checks it did not reach (the evaluator is not at fault); a ``time`` limit does not excuse
+    the judgment, a ``questions`` limit does (it counts attention checks: an evaluator whose one allowed answer
+    was a check did what was asked)."""
     attention = [a for a in answers if a.check == "attention"]
     failed = sum(1 for a in attention if not a.check_passed)
     if questions is None or progress is None:
@@ -518,7 +520,7 @@ def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions
     required = len(asked)
     if not passes(failed, max_failed_checks):
         status = "failed"
-    elif judged == 0 and (work := {q.task for q in questions if q.check is None}):
+    elif judged == 0 and limit != "questions" and (work := {q.task for q in questions if q.check is None}):
         status = "full" if work <= ran_out else "incomplete"  # full: every task with work to give ran out
     elif missing and limit is None:
         status = "incomplete"

@@ -126,6 +126,8 @@ def test_session_outcome_needs_the_plans_checks_and_a_judgment(tmp_path: Path) -
         assert session_outcome(answers, 0).passed  # without the plan: the checks answered alone decide
         nothing = [a for a in answers if a.check is not None]
         assert session_outcome(nothing, 0, questions, progress, limit="time").status == "incomplete"
+        # a questions limit counts attention checks: one allowed answer that was a check is what was asked
+        assert session_outcome(nothing, 0, questions, progress, limit="questions").status == "passed"
         done = finish_session(store, loaded.study, session.session_id, questions=questions)
         assert (outcome_of(done), done.completion_code) == ("incomplete", "CFAIL1")
 

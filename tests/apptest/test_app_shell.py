@@ -50,3 +50,22 @@ def test_broken_dataset_shows_a_clear_message(tmp_path: Path, monkeypatch) -> No
     at = new_app()
     assert not at.exception
     assert "real-hotels.xml" in at.code[0].value
+
+
+def test_the_page_list_is_made_once_per_browser_session_and_never_shared() -> None:
+    """Issue 25 §7: a whole-page run reuses its session's pages (no file checks per run); another session gets its
+    own (a Page object is armed and disarmed per run: shared, concurrent runs would break it). The results page
+    at the root address gets a list of its own (it is the default page there)."""
+    at = new_app()
+    first = at.session_state["_pages"]
+    at.run()
+    assert not at.exception and at.session_state["_pages"] is first  # the same objects on the next run
+    assert at.title[0].value == "Real or generated? A study of review texts"
+    other = new_app()
+    assert all(a is not b for a, b in zip(other.session_state["_pages"][1], first[1], strict=True))
+    results = AppTest.from_file(APP, default_timeout=30)
+    results.secrets["results_password"] = "pw"
+    results.query_params["page"] = "results"
+    results.run()
+    assert not results.exception and results.session_state["_pages"][0] is True  # (results_here)
+    assert results.text_input  # the results page's password box
