@@ -238,6 +238,8 @@ def _read(path: Path, items: list[Item], index: dict[str, int], systems: dict[st
                     if line.isspace():
                         continue
                     raise ItemError(f"{path}, line {lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+            if "\\ud" in line or "\\uD" in line:  # (only an escape can make a lone surrogate: UTF-8 cannot)
+                _no_lone_surrogates(obj, path, lineno)
             item = _parse(obj, path, lineno, systems, pending, names)
             previous = index.get(item.id)
             if previous is not None:
@@ -251,6 +253,27 @@ def _read(path: Path, items: list[Item], index: dict[str, int], systems: dict[st
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise ItemError(f"{path}, line {lineno}: key 'metrics': system {system!r} has no output in this item "
                             f"nor in any other item of the file{hint}")
+
+
+def _no_lone_surrogates(value: Any, path: Path, lineno: int, key: str = "") -> None:
+    """ItemError for a text holding half of a surrogate pair (``"\\ud800"`` alone: valid JSON, not a character;
+    a browser page or the database cannot carry it). A pair (an emoji written as two escapes) is one character
+    and fine."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            where = f"key {key!r}: " if key else ""
+            raise ItemError(f"{path}, line {lineno}: {where}{value[exc.start]!r} at character {exc.start} is half of "
+                            "a surrogate pair, not a character (an escape like \\ud800 without its partner); fix "
+                            "the text") from None
+    elif isinstance(value, dict):
+        for name, inner in value.items():
+            _no_lone_surrogates(name, path, lineno, key)
+            _no_lone_surrogates(inner, path, lineno, key or name)
+    elif isinstance(value, list):
+        for inner in value:
+            _no_lone_surrogates(inner, path, lineno, key)
 
 
 def _not_utf8(path: Path) -> ItemError:

@@ -399,3 +399,17 @@ def test_check_systems(tmp_path: Path) -> None:
                                "you mean 'gpt4'?); the file's systems: gpt4, t5, human, good, bad")
     with pytest.raises(ValueError, match=r"^here: system 'llama' has no outputs in .*; the file's systems: gpt4"):
         items.check_systems(["llama"], "here", error=ValueError)
+
+
+def test_a_lone_surrogate_escape_is_refused_and_a_pair_is_one_character(tmp_path: Path) -> None:
+    """``\\ud800`` alone is valid JSON but not a character: no page or database can carry it (issue 25's hostile
+    text). An emoji written as its two escapes is one character and loads."""
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "r1", "outputs": {"a": "smile \\ud83d\\ude00 ok"}}\n'
+                    '{"id": "r2", "input": "x", "outputs": {"a": "bad \\ud800 x"}}\n', encoding="utf-8")
+    with pytest.raises(ItemError) as err:
+        load_items(path)
+    assert str(err.value) == (f"{path}, line 2: key 'outputs': '\\ud800' at character 4 is half of a surrogate pair, "
+                              "not a character (an escape like \\ud800 without its partner); fix the text")
+    path.write_text('{"id": "r1", "outputs": {"a": "smile \\ud83d\\ude00 ok"}}\n', encoding="utf-8")
+    assert load_items(path)[0].outputs["a"] == "smile \U0001f600 ok"
