@@ -50,12 +50,7 @@ def render(ctx: ui.Context) -> None:
     if os.environ.get("EVALKIT_SCORE_WIDGET") == "streamlit":
         render_widgets(ctx)
         return
-    task, question = ctx.step.task, ctx.step.question
-    assert isinstance(task, ScoreTask) and question is not None
-    clock = ui.clock_key(ctx.session, question.task, question.index)
-    ui.start_clock(clock)
-    ui.item_question_header(ctx, task.question)
-    prefix = f"{question.task}-{question.index}"
+    task, question, clock, prefix = _question(ctx)
     widget = widget_key(prefix)
     refused_key = f"_{prefix}-refused"
     noun = task.output_label
@@ -130,16 +125,22 @@ def answer_of(task: ScoreTask, value: Any) -> tuple[dict[str, list[Any]], list[A
     return scores, (list(texts) if isinstance(texts, list) else None)
 
 
-def render_widgets(ctx: ui.Context) -> None:
-    """The previous renderer (Streamlit widgets, each move of a slider or pick of a level a rerun), kept for the
-    benchmark's before / after (``EVALKIT_SCORE_WIDGET=streamlit``): the input, then each output with its scales
-    (and text box) under it; "Next" saves all at once."""
+def _question(ctx: ui.Context) -> tuple[ScoreTask, Any, str, str]:
+    """Both renderers' start: the task, the question, its clock (started) and its widgets' key prefix, the question
+    and its input drawn."""
     task, question = ctx.step.task, ctx.step.question
     assert isinstance(task, ScoreTask) and question is not None
     clock = ui.clock_key(ctx.session, question.task, question.index)
     ui.start_clock(clock)
     ui.item_question_header(ctx, task.question)
-    prefix = f"{question.task}-{question.index}"
+    return task, question, clock, f"{question.task}-{question.index}"
+
+
+def render_widgets(ctx: ui.Context) -> None:
+    """The previous renderer (Streamlit widgets, each move of a slider or pick of a level a rerun), kept for the
+    benchmark's before / after (``EVALKIT_SCORE_WIDGET=streamlit``): the input, then each output with its scales
+    (and text box) under it; "Next" saves all at once."""
+    task, question, clock, prefix = _question(ctx)
     n = len(question.texts)
 
     def key(scale: Scale, k: int) -> str:

@@ -50,6 +50,14 @@ def answer(page: Any, q: Question, system: str | None) -> None:
     wait_for_app_run(page)
 
 
+def plan_of(config: Path, database: Path, token: str) -> list[Question]:
+    """The plan of the session behind ``token`` (its seed and arrival from the database)."""
+    loaded = open_study(config, database=database)
+    with open_store(database) as store:
+        session = store.get_session(token)
+    return plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
+
+
 def begin_as(page: Any, url: str, pid: str) -> str:
     """Open the study as Prolific participant ``pid``, agree, start, and open the background form; the token."""
     page.goto(f"{url}/?PROLIFIC_PID={pid}&STUDY_ID=crowd1&SESSION_ID=se-{pid}")
@@ -91,10 +99,7 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         expect(page.get_by_role("heading", name="Compare two replies")).to_be_visible()
         page.get_by_role("button", name="Begin").click()
         wait_for_app_run(page)
-        loaded = open_study(config, database=database)
-        with open_store(database) as store:
-            session = store.get_session(token)
-        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
+        questions = plan_of(config, database, token)
         tutorial = questions[0]
         assert tutorial.check is not None and tutorial.check.type == "tutorial"
         expect(page.get_by_text("Practice question")).to_be_visible()
@@ -235,10 +240,7 @@ def test_a_participant_who_waits_on_the_form_until_the_study_fills_gets_no_pass_
         if page.get_by_role("button", name="Begin").count():  # the task's instructions
             page.get_by_role("button", name="Begin").click()
             wait_for_app_run(page)
-        loaded = open_study(config, database=database)
-        with open_store(database) as store:
-            session = store.get_session(token)
-        questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, arrival_of(session.meta))
+        questions = plan_of(config, database, token)
         for q in questions:  # the checks before the first queued question, if any; never a queued one
             if q.check is None:
                 break
