@@ -170,6 +170,10 @@ def compute(_store: Store, database: str, version: tuple, options: Options, tz_n
         rest = [c for c in q.columns if c not in checks]
         at = rest.index("status") + 1
         q = q[rest[:at] + checks + rest[at:]]
+    if "outcome" in q.columns:  # right after the status: a session that got no work, or ended without its
+        rest = [c for c in q.columns if c != "outcome"]  # checks, is seen at once
+        at = rest.index("status") + 1
+        q = q[[*rest[:at], "outcome", *rest[at:]]]
     labels = {s: f"{_short(s)} · {name or '(no name)'} · {status}" for s, name, status in
               zip(report.quality["session_id"], report.quality["evaluator_name"], report.quality["status"],
                   strict=True)}
@@ -367,7 +371,10 @@ def show_evaluators(view: View) -> None:
                "identical run: the longest run of identical responses (straight-lining) · Majority agreement: "
                "picks matching the other evaluators' majority on the same question slot. Excluded and trashed "
                "sessions are listed but never counted, and so are abandoned ones (nothing was recorded for them "
-               "within `[study.session] abandon_minutes` of their start: their places went to others).")
+               "within `[study.session] abandon_minutes` of their start: their places went to others)."
+               + (" Outcome: *full*: the queue had no work for them, no pass code; *incomplete*: ended without "
+                  "their attention checks or a judgment, the fail code." if "outcome" in view.evaluators.columns
+                  else ""))
     left, right = st.columns(2)
     if report.n_answers:
         chart(left, specs, "timeline")

@@ -112,6 +112,12 @@ def test_an_evaluator_who_got_no_work_sees_the_study_is_full_and_no_pass_code(ma
     assert "This study is full" in shown and "Please return this study" in shown and "CPASS1" not in shown
     assert not at.code  # no code at all
     assert h.store.get_session(late.session_id).meta["outcome"] == "full"
+    from tests.apptest.test_results_page import results_app, unlock  # the researcher sees it next to the status
+
+    results = unlock(results_app(h))
+    [table] = [d.value for d in results.dataframe if "Outcome" in d.value.columns]
+    assert list(table.columns[table.columns.get_loc("Status") + 1:][:1]) == ["Outcome"]
+    assert dict(zip(table["Evaluator"], table["Outcome"], strict=True)) == {"Ada": "passed", "Bo": "full"}
 
 
 def test_a_full_studys_screen_out_code_is_given_when_configured(make_harness, tmp_path) -> None:
