@@ -286,6 +286,18 @@ def test_bad_answers_are_refused_with_a_message_and_store_nothing(tmp_path: Path
          "'Fluency' takes whole numbers from 1 to 5"),
         (lambda: record_scores(store, session, task, score_q, {"fluency": [1, 2], "overall": [1, 2]}, None, 1),
          "Please fill in the text box"),
+        # a tampered answer (the browser is not trusted): scores of outputs or scales the question does not have
+        (lambda: record_scores(store, session, task, score_q, {"fluency": [1, 2, 3], "overall": [1, 2]}, texts, 1),
+         "These scores do not match this question's outputs"),
+        (lambda: record_scores(store, session, task, score_q, {"fluency": [1, 2], "overall": [1, 2], "bogus": [1]},
+                               texts, 1), "These scores do not match this question's scales"),
+        # texts the database or the analysis cannot carry, or longer than the text box allows
+        (lambda: record_scores(store, session, task, score_q, {"fluency": [1, 2], "overall": [1, 2]},
+                               [texts[0], "half a pair \ud800"], 1), "a character that cannot be stored"),
+        (lambda: record_scores(store, session, task, score_q, {"fluency": [1, 2], "overall": [1, 2]},
+                               [texts[0], "nul \x00 here"], 1), "a character that cannot be stored"),
+        (lambda: record_scores(store, session, task, score_q, {"fluency": [1, 2], "overall": [1, 2]},
+                               [texts[0], "x" * 20_001], 1), "A text box holds at most 20,000 characters"),
         (lambda: record_rank(store, session, study.task("best"), rank_q, ["A", "A", "B"], 1),
          "give every response (A, B, C) its own place"),
         (lambda: record_realfake(store, session, study.task("turing"), turing_q, "real", None, 1),
@@ -316,3 +328,18 @@ def test_evalkit_check_outlines_items_tasks_and_skips_the_pool_table(tmp_path: P
     shown = json.loads(out.stdout)["questions"]
     assert [q["task"] for q in shown] == ["help"] * 6 + ["best"] * 4
     assert {t["source"] for t in shown[-1]["texts"]} == {"gpt4", "t5", "human"} and shown[0]["input"]
+
+
+def test_an_untouched_post_edit_of_an_output_with_crlf_is_not_edited(tmp_path: Path, items_study) -> None:
+    """A browser's text box turns \\r\\n into \\n: a post-edit left as it was must not count as edited (stored with
+    its line ends as the browser sent them); a real edit still does."""
+    import dataclasses
+
+    study = items_study.study
+    score_q = first(plan(study, items_study.pools, 3, items_study.item_sets), "quality")
+    score_q = dataclasses.replace(score_q, texts=("First line\r\nSecond line", "One\rTwo"))
+    with open_store(tmp_path / "db.sqlite") as store:
+        session = store.create_session(study_version="v")
+        c = record_scores(store, session, study.task("quality"), score_q, {"fluency": [4, 2], "overall": [73, 10]},
+                          ["First line\nSecond line", "One\nTwo, fixed"], 5000)
+        assert c.detail["edited"] == [False, True] and c.detail["texts"][0] == "First line\nSecond line"

@@ -31,13 +31,19 @@ function build(root, data, send) {
   const n = data.outputs.length;
   const st = {qid: data.qid, values: {}, moved: {}, marks: {}, widgets: {}, texts: [], sent: false};
   // our own node inside the host: the host also holds the style element Streamlit put there, which stays
-  root.querySelector(":scope > .evalkit-scores")?.remove();
+  // (":scope >" matches nothing when the host is a shadow root, as with isolate_styles: remove by class)
+  root.querySelectorAll(".evalkit-scores").forEach((node) => node.remove());
   const form = el("div", {className: "evalkit-scores", "data-testid": "evalkit-scores"});
   form.style.setProperty("--evalkit-n", String(n));
   const grid = el("div", {className: "evalkit-scores-grid"});
   data.outputs.forEach((output, k) => {
-    const column = el("div", {className: "evalkit-scores-output", "data-output": k});
-    if (output.heading) column.append(el("p", {className: "evalkit-scores-heading"}, output.heading));
+    // one group per output, named by its heading (three "Overall quality" sliders are then told apart)
+    const column = el("div", {className: "evalkit-scores-output", "data-output": k, role: "group"});
+    if (output.heading) {
+      const headingId = `${data.qid}-heading-${k}`;
+      column.append(el("p", {className: "evalkit-scores-heading", id: headingId}, output.heading));
+      column.setAttribute("aria-labelledby", headingId);
+    }
     data.scales.forEach((scale) => {
       const id = `${scale.id}-${k}`;
       const box = el("div", {className: `evalkit-scale evalkit-${scale.type}`, "data-scale": id});
@@ -87,7 +93,11 @@ function build(root, data, send) {
         box.append(group);
         st.widgets[id] = group.querySelector("input");
       }
-      const mark = el("div", {className: "evalkit-mark", "data-testid": "evalkit-mark", role: "alert", hidden: true});
+      // the mark describes its control (read with it), and the control says it is missing while it shows
+      const markId = `${data.qid}-mark-${id}`;
+      const mark = el("div", {className: "evalkit-mark", "data-testid": "evalkit-mark", id: markId, hidden: true});
+      (scale.type === "slider" ? st.widgets[id] : box.querySelector("[role=radiogroup]"))
+        .setAttribute("aria-describedby", markId);
       box.append(mark);
       st.marks[id] = mark;
       column.append(box);
@@ -118,6 +128,7 @@ function build(root, data, send) {
     if (mark && !mark.hidden) {
       mark.hidden = true;
       mark.textContent = "";
+      invalid(id, false);
       const left = Object.values(st.marks).filter((m) => !m.hidden).length;
       if (!left) summary.hidden = true;
     }
@@ -133,11 +144,20 @@ function build(root, data, send) {
     return out;
   }
 
+  function invalid(id, on) {
+    const target = st.widgets[id]?.closest("[role=radiogroup]") || st.widgets[id];
+    if (on) target?.setAttribute("aria-invalid", "true"); else target?.removeAttribute("aria-invalid");
+  }
+
   function showMarks(ids, texts) {
     ids.forEach((id) => {
       st.marks[id].textContent = texts[id] || data.marks[id];
       st.marks[id].hidden = false;
+      invalid(id, true);
     });
+    // keyboard and screen-reader users land on the first missing score (the summary says how many: one alert)
+    const first = ids.map((id) => st.widgets[id]).find(Boolean);
+    if (first) first.focus({preventScroll: true});
   }
   st.showMarks = showMarks;
   st.summary = summary;
@@ -157,12 +177,16 @@ function build(root, data, send) {
       scores[scale.id] = data.outputs.map((_, k) => st.values[`${scale.id}-${k}`]);
     });
     const texts = data.textfield === "none" ? null : st.texts.map((area) => area.value);
-    st.sent = true;
-    next.disabled = true;
+    st.sent = true;  // (aria-disabled, not disabled: the button keeps the keyboard's focus while it saves)
+    next.setAttribute("aria-disabled", "true");
     next.textContent = "Saving…";
     send({scores, texts});
     // the next question replaces this one; if the server answers with this one again (refused), it can be resent
-    st.timer = setTimeout(() => { st.sent = false; next.disabled = false; next.textContent = "Next"; }, 4000);
+    st.timer = setTimeout(() => {
+      st.sent = false;
+      next.removeAttribute("aria-disabled");
+      next.textContent = "Next";
+    }, 4000);
   });
   return st;
 }
@@ -191,8 +215,9 @@ export default function (component) {
     clearTimeout(st.timer);
     st.sent = false;
     const next = parentElement.querySelector(".evalkit-next");
-    next.disabled = false;
+    next.removeAttribute("aria-disabled");
     next.textContent = "Next";
+    if (!Object.keys(data.serverMarks || {}).length) next.focus({preventScroll: true});  // (its message is above)
   }
   // what the server found missing in a refused answer: marked under the widgets, as the browser's own marks
   const ids = Object.keys(data.serverMarks || {});

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..sampling import Question
     from ..store import Answer, Session, Store
 
-__all__ = ["KIND", "Scale", "ScoreTask", "missing_scores", "record_scores"]
+__all__ = ["COMMENT_CHARS", "KIND", "POST_EDIT_CHARS", "Scale", "ScoreTask", "missing_scores", "record_scores"]
 
 TextField = Literal["none", "comment", "post-edit"]
 
@@ -199,6 +199,26 @@ def missing_summary(question: Question, missing: Sequence[tuple[int, Scale]], no
             f"{'it is' if m == 1 else 'they are'} marked above. Nothing has been saved yet.")
 
 
+#: the most characters a comment and a post-edit may hold (the widget's text boxes have these limits too; the
+#: server refuses longer ones: the browser is not trusted)
+COMMENT_CHARS, POST_EDIT_CHARS = 5000, 20000
+
+
+def _one_newline(text: str) -> str:
+    """``\r\n`` and ``\r`` as ``\n`` (what a browser's text box sends, whatever the text it was filled with)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is real Unicode text (no half of a surrogate pair: the database's JSON and the analysis's
+    reader refuse those)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _at(values: Sequence[int | None] | None, k: int) -> int | None:
     return values[k] if values is not None and k < len(values) else None
 
@@ -221,9 +241,13 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
         what = "move the slider" if scale.type == "slider" else "choose a level"
         raise SurveyError(f"Please {what} for '{scale.label}'{_of(question, k, task.output_label)} before "
                           "continuing.")
+    if set(scores) != {scale.id for scale in task.scales}:  # (a page sends exactly the task's scales)
+        raise SurveyError("These scores do not match this question's scales; please reload the page.")
     clean: dict[str, list[int]] = {}
     for scale in task.scales:
-        values = list(scores[scale.id])[:n]
+        values = list(scores[scale.id])
+        if len(values) != n:  # one value per output shown, no more
+            raise SurveyError("These scores do not match this question's outputs; please reload the page.")
         for v in values:
             if isinstance(v, bool) or not isinstance(v, int) or not scale.low <= v <= scale.high:
                 raise SurveyError(f"'{scale.label}' takes whole numbers from {scale.low} to {scale.high}.")
@@ -233,9 +257,17 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
         given = list(texts or [])
         if len(given) != n or not all(isinstance(x, str) for x in given):
             raise SurveyError(f"Please fill in the text box of every {in_sentence(task.output_label)}.")
+        limit = POST_EDIT_CHARS if task.textfield == "post-edit" else COMMENT_CHARS
+        given = [_one_newline(x) for x in given]
+        for x in given:
+            if len(x) > limit:
+                raise SurveyError(f"A text box holds at most {limit:,} characters; this one has {len(x):,}.")
+            if "\x00" in x or not _encodable(x):
+                raise SurveyError("A text box holds a character that cannot be stored (half of a surrogate pair or "
+                                  "a NUL); please retype the text.")
         detail["texts"] = given
-        if task.textfield == "post-edit":
-            detail["edited"] = [given[k] != question.texts[k] for k in range(n)]
+        if task.textfield == "post-edit":  # (line ends compared alike: a browser's text box sends \n for \r\n)
+            detail["edited"] = [given[k] != _one_newline(question.texts[k]) for k in range(n)]
     return save_answer(store, session, question, "scored", review_source=question.sources[0] if n == 1 else None,
                        time_spent_ms=time_spent_ms, detail=detail)
 

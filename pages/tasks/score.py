@@ -26,6 +26,8 @@ import streamlit.components.v2 as components_v2
 import ui
 from evalkit.tasks.responses import in_sentence
 from evalkit.tasks.score import (
+    COMMENT_CHARS,
+    POST_EDIT_CHARS,
     Scale,
     ScoreTask,
     missing_mark,
@@ -41,7 +43,6 @@ COMPONENT_DIR = Path(__file__).resolve().parents[2] / "components" / "scores"
 SCORES = components_v2.component(
     "evalkit_scores", js=(COMPONENT_DIR / "scores.js").read_text(encoding="utf-8"),
     css=(COMPONENT_DIR / "scores.css").read_text(encoding="utf-8"), isolate_styles=True)
-COMMENT_CHARS, POST_EDIT_CHARS = 5000, 20000
 
 
 def render(ctx: ui.Context) -> None:
@@ -120,7 +121,9 @@ def answer_of(task: ScoreTask, value: Any) -> tuple[dict[str, list[Any]], list[A
     value = value if isinstance(value, Mapping) else {}
     raw = value.get("scores")
     raw = raw if isinstance(raw, Mapping) else {}
-    scores = {s.id: list(raw[s.id]) if isinstance(raw.get(s.id), list) else [] for s in task.scales}
+    scores = {str(key): list(v) if isinstance(v, list) else [] for key, v in raw.items()}  # (extra keys too:
+    for scale in task.scales:                                                                  # refused there)
+        scores.setdefault(scale.id, [])
     texts = value.get("texts")
     return scores, (list(texts) if isinstance(texts, list) else None)
 

@@ -86,6 +86,10 @@ def test_score_widget_in_the_browser(start_app, browser, tmp_path, width: int) -
         expect(widget.get_by_test_id("evalkit-summary")).to_have_text(
             "1 score is still missing (Overall quality for response B): it is marked above. Nothing has been saved "
             "yet.")
+        # the keyboard lands on the missing slider, which says it is invalid and is described by its mark
+        expect(sliders.nth(1)).to_be_focused()
+        expect(sliders.nth(1)).to_have_attribute("aria-invalid", "true")
+        expect(sliders.nth(1)).to_have_accessible_description(mark.inner_text())
         s_box, m_box = sliders.nth(1).bounding_box(), mark.bounding_box()
         assert 0 < m_box["y"] - s_box["y"] < 120 and abs(m_box["x"] - s_box["x"]) < 40, (s_box, m_box)  # under B's
         _shot(page, "missing", width, full=False)
