@@ -202,7 +202,9 @@ with st.form("consent"):
                       help="Used only to tell participants apart; it is never published.")
     if "name" in marks:
         ui.missing_mark(marks["name"], "consent_name")
-        st.html(f"<style>{ui.clear_mark_css('consent_name', 'input:not(:placeholder-shown)')}</style>")
+        typed = st.session_state.get("consent_name") or ""
+        if typed.strip() or not typed:  # (a box of only spaces is no name: its mark must stay in sight)
+            st.html(f"<style>{ui.clear_mark_css('consent_name', 'input:not(:placeholder-shown)')}</style>")
     st.form_submit_button("Start the study", type="primary", on_click=start)
 
 st.button("I do not want to take part", type="tertiary",

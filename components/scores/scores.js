@@ -44,6 +44,10 @@ function build(root, data, send) {
       column.append(el("p", {className: "evalkit-scores-heading", id: headingId}, output.heading));
       column.setAttribute("aria-labelledby", headingId);
     }
+    if (output.text) {  // shown on a phone only (the page's cards, side by side, are hidden there): each output's
+      // text right above its own scales instead of every card first and every scale two screens further down
+      column.append(el("div", {className: "evalkit-card-in", "data-testid": "evalkit-card-in"}, output.text));
+    }
     data.scales.forEach((scale) => {
       const id = `${scale.id}-${k}`;
       const box = el("div", {className: `evalkit-scale evalkit-${scale.type}`, "data-scale": id});

@@ -76,8 +76,11 @@ def render(ctx: ui.Context) -> None:
 
     if n == 1:
         ui.text_card(noun, question.texts[0])
-    else:
-        ui.review_cards(question, noun)
+    else:  # side by side on a wide screen; on a phone the widget draws each card above its own scales instead
+        with st.container(key=f"{prefix}-cards"):
+            ui.review_cards(question, noun)
+        st.html(f"<style>@media (max-width: 640px) {{.{ui.key_class(f'{prefix}-cards')} "
+                "{display: none;}}</style>")
     refused = st.session_state.get(refused_key, {"n": 0, "marks": {}})
     SCORES(key=widget, data=widget_data(task, question, prefix, refused), on_submit_change=submit)
     ui.show_flash()
@@ -90,14 +93,17 @@ def widget_key(prefix: str) -> str:
 
 
 def widget_data(task: ScoreTask, question: Any, prefix: str, refused: Mapping[str, Any]) -> dict[str, Any]:
-    """What the score widget draws (JSON): our labels and words, the outputs' texts only as the post-edit boxes'
-    starting values (set as text by the browser, never as HTML), and the marks of an answer the server refused."""
+    """What the score widget draws (JSON): our labels and words, the outputs' texts (several outputs: each one's
+    card, shown above its scales on a phone; a post-edit box's starting value; set as text by the browser, never
+    as HTML), and the marks of an answer the server refused."""
     noun, n = task.output_label, len(question.texts)
     one = in_sentence(noun)
     outputs = []
     for k, label in enumerate(question.labels):
         of = f" on {one} {label}" if n > 1 else ""
         output: dict[str, Any] = {"heading": f"{noun} {label}" if n > 1 else ""}
+        if n > 1:  # (the card drawn above the output's own scales on a phone: set as text, never as HTML)
+            output["text"] = question.texts[k]
         if task.textfield == "comment":
             output.update(textLabel=f"Comment{of} (optional)", placeholder="Anything the scores do not capture")
         elif task.textfield == "post-edit":

@@ -62,6 +62,7 @@ def test_consent_marks_the_unticked_box_and_the_empty_name_each_under_its_widget
     assert not at.exception and harness.store.sessions() == []
     assert "tick the box “I agree to take part”" in message_after(at, ("checkbox", "consent_agree"))
     assert "“Your name”" in message_after(at, ("text_input", "consent_name"))
+    assert any("consent_name" in h.proto.body and "placeholder-shown" in h.proto.body for h in at.get("html"))
     at.checkbox(key="consent_agree").check()
     button(at, "Start the study").click().run()  # ticked: only the name is marked now
     assert harness.store.sessions() == [] and len(at.warning) == 1 and not at.error  # missing: yellow
@@ -69,6 +70,8 @@ def test_consent_marks_the_unticked_box_and_the_empty_name_each_under_its_widget
     at.text_input(key="consent_name").input("  ")
     button(at, "Start the study").click().run()  # spaces are no name
     assert harness.store.sessions() == [] and len(at.warning) == 1
+    # ... and its mark stays in sight: the rule that hides it once the box holds text is not drawn for spaces
+    assert not any("consent_name" in h.proto.body and "placeholder-shown" in h.proto.body for h in at.get("html"))
     at.text_input(key="consent_name").input("Ada")
     button(at, "Start the study").click().run()
     assert not at.exception and at.header[0].value == "Spot the human"

@@ -61,6 +61,16 @@ def test_score_widget_in_the_browser(start_app, browser, tmp_path, width: int) -
         expect(widget.get_by_text("Not scored yet: move the slider")).to_have_count(2)
         # the cards stay evalkit's, escaped: the markup payload shows as text
         expect(page.get_by_test_id("evalkit-card").first).to_contain_text("<b>bold?</b>")
+        inner = widget.get_by_test_id("evalkit-card-in")
+        if width < 600:  # on a phone each output's text is right above its own scales, the cards side by side hidden
+            expect(page.get_by_test_id("evalkit-card").first).to_be_hidden()
+            expect(inner).to_have_count(2)
+            for k in range(2):
+                text_box, slider_box = inner.nth(k).bounding_box(), sliders.nth(k).bounding_box()
+                assert 0 < slider_box["y"] - (text_box["y"] + text_box["height"]) < 200, (k, text_box, slider_box)
+            expect(inner.first).to_contain_text("<b>bold?</b>")  # as text
+        else:
+            expect(inner.first).to_be_hidden()
         _shot(page, "start", width)
 
         # a script counts the runs the server starts from now on (a Streamlit status change per run)
