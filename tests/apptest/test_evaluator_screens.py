@@ -82,7 +82,12 @@ def test_the_practice_question_has_a_callout_and_otherwise_looks_like_every_ques
     assert not at.exception and not at.info  # a counted question: no callout
     kinds = element_kinds(h.app(s=at.query_params["s"]))  # (a fresh page: no script bringing it into view)
     assert tutorial_kinds[0] == "info"  # the callout, above the question: the one element more
-    assert tutorial_kinds[1:] == kinds  # the rest is laid out like every question
+    # the rest is laid out like every question (the items' texts and styles vary: an item with a title has one
+    # text more, so only the layout's widgets and headings are compared; this depended on the evaluator's seed)
+    def layout(elements: list[str]) -> list[str]:
+        return [k for k in elements if k not in ("text", "html")]
+
+    assert layout(tutorial_kinds[1:]) == layout(kinds)
 
 
 def plan_of_crowd(h: Harness, at) -> list[Question]:
