@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .store import Answer, Progress, Session, Store
 
 __all__ = ["CHECK_TYPES", "OUTCOMES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
-           "completion_code", "correct", "parse_task_checks", "passes", "record_check", "session_outcome",
+           "completion_code", "correct", "outcome_of", "parse_task_checks", "passes", "record_check", "session_outcome",
            "skip_tutorial", "validate_checks"]
 
 CHECK_TYPES = ("tutorial", "attention")
@@ -527,6 +527,13 @@ def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions
     else:
         status = "passed"
     return Outcome(len(attention), failed, status == "passed", required, judged, status)
+
+
+def outcome_of(session: Session) -> str:
+    """The outcome stored when the session completed (:func:`evalkit.survey.finish_session`): one of
+    :data:`OUTCOMES`, or ``""`` (not completed, or completed before outcomes were stored)."""
+    value = session.meta.get("outcome", "") if session.completed_at else ""
+    return value if value in OUTCOMES else ""
 
 
 def completion_code(study: Study, outcome: Outcome) -> str | None:

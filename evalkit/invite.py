@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .checks import OUTCOMES
+from .checks import outcome_of
 from .store import Participant, Session, Store
 from .text import safe_cell, strip_controls
 
@@ -324,11 +324,10 @@ def participant_statuses(participants: Sequence[Participant], sessions: Sequence
         if s is None:
             out.append(ParticipantStatus(p.participant_id, p.note, p.created_at, "not started"))
         else:
-            outcome = s.meta.get("outcome", "") if s.completed_at else ""
             out.append(ParticipantStatus(p.participant_id, p.note, p.created_at,
                                          "finished" if s.completed_at else "not finished", s.session_id,
                                          s.started_at, s.completed_at or "",
-                                         outcome if outcome in OUTCOMES else ""))
+                                         outcome_of(s)))
     return out
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from .checks import OUTCOMES, completion_code, session_outcome
+from .checks import completion_code, outcome_of, session_outcome
 from .config import Study, Task
 from .sampling import Question
 from .store import Progress, Session, Store
@@ -246,15 +246,8 @@ def finish_session(store: Store, study: Study, session_id: str, limit: str | Non
     if questions is not None:
         meta["outcome"] = outcome.status
     session = store.complete_session(session_id, completion_code(study, outcome), meta=meta or None)
-    on_session_end(store, session, failed=session.meta.get("outcome", outcome.status) == "failed")
+    on_session_end(store, session, failed=(outcome_of(session) or outcome.status) == "failed")
     return session
-
-
-def outcome_of(session: Session) -> str:
-    """The outcome stored when the session completed (:func:`finish_session`): one of
-    :data:`evalkit.checks.OUTCOMES`, or ``""`` (not completed, or completed before outcomes were stored)."""
-    value = session.meta.get("outcome", "")
-    return value if value in OUTCOMES else ""
 
 
 #: how often one process looks for abandoned sessions (:func:`sweep_abandoned`), in seconds
