@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .datasets import DatasetError
+from .text import lone_surrogate_at
 
 __all__ = ["PEARMUT_ALIASES", "Item", "ItemError", "ItemSet", "load_items"]
 
@@ -260,13 +261,11 @@ def _no_lone_surrogates(value: Any, path: Path, lineno: int, key: str = "") -> N
     a browser page or the database cannot carry it). A pair (an emoji written as two escapes) is one character
     and fine."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
+        at = lone_surrogate_at(value)
+        if at is not None:
             where = f"key {key!r}: " if key else ""
-            raise ItemError(f"{path}, line {lineno}: {where}{value[exc.start]!r} at character {exc.start} is half of "
-                            "a surrogate pair, not a character (an escape like \\ud800 without its partner); fix "
-                            "the text") from None
+            raise ItemError(f"{path}, line {lineno}: {where}{value[at]!r} at character {at} is half of a surrogate "
+                            "pair, not a character (an escape like \\ud800 without its partner); fix the text")
     elif isinstance(value, dict):
         for name, inner in value.items():
             _no_lone_surrogates(name, path, lineno, key)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMULA_START", "csv_safe", "join_title", "safe_cell", "strip_controls"]
+__all__ = ["FORMULA_START", "csv_safe", "join_title", "lone_surrogate_at", "safe_cell", "strip_controls"]
 
 #: Sentence punctuation a title may end with: a suffix then starts a new sentence instead of ": ".
 _SENTENCE_END = ("?", "!", ".", "…", "。", "؟")
@@ -94,3 +94,13 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
         cleaned = np.array([safe_cell(v) for v in uniques] + [None], dtype=object)
         out[column] = pd.Series(cleaned[codes], index=out.index, dtype=object)
     return out
+
+
+def lone_surrogate_at(text: str) -> int | None:
+    """Where ``text`` holds half of a surrogate pair (``"\\ud800"`` alone: valid JSON, not a character, which no
+    page, database JSON or Arrow reader can carry), or None when it is real Unicode text."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None

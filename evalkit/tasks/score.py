@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..text import lone_surrogate_at
 from .base import Common, PlanInputs, SurveyError, Table, TaskKind
 from .itemsource import (
     ItemsSource,
@@ -209,16 +210,6 @@ def _one_newline(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _encodable(text: str) -> bool:
-    """Whether ``text`` is real Unicode text (no half of a surrogate pair: the database's JSON and the analysis's
-    reader refuse those)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _at(values: Sequence[int | None] | None, k: int) -> int | None:
     return values[k] if values is not None and k < len(values) else None
 
@@ -262,7 +253,7 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
         for x in given:
             if len(x) > limit:
                 raise SurveyError(f"A text box holds at most {limit:,} characters; this one has {len(x):,}.")
-            if "\x00" in x or not _encodable(x):
+            if "\x00" in x or lone_surrogate_at(x) is not None:
                 raise SurveyError("A text box holds a character that cannot be stored (half of a surrogate pair or "
                                   "a NUL); please retype the text.")
         detail["texts"] = given
