@@ -9,6 +9,10 @@
 the analysis asks for columns (:meth:`Store.read_tables`), the results page
 keys its cache on :meth:`Store.data_version`, and ``evalkit copy`` moves a
 whole study between backends (:meth:`Store.import_from`).
+
+The store is the bottom layer of evalkit: no module of this package imports anything from evalkit outside
+it. May import: the standard library and the store's own modules; :mod:`.postgres` (and with it psycopg)
+only when a PostgreSQL database is opened or checked.
 """
 
 from __future__ import annotations

@@ -20,43 +20,33 @@ exactly once. So an evaluator's click either stores the answer or shows
 
 The password never appears in a message: :attr:`where` is the masked URL and
 driver messages are scrubbed of it.
+
+Only what PostgreSQL does differently lives here (the pool, transactions, advisory and row locks, the
+version-1 DDL, ``COPY``); the columnar reads are :mod:`.postgres_reader`'s, the behaviour :class:`~.base.Store`'s.
+
+May import: the standard library, psycopg and psycopg_pool (this module is imported only for a PostgreSQL
+database) and sibling store modules; no other evalkit module.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import logging
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 import psycopg.errors
 import psycopg_pool
 from psycopg.rows import dict_row
 
-from .base import (
-    COLUMNS,
-    SCHEMA_VERSION,
-    TABLE_ORDER,
-    ColumnSpec,
-    Store,
-    StoreError,
-    Unavailable,
-    check_columns,
-    mask_url,
-    retried,
-    scrub,
-    source_sql,
-)
-
-if TYPE_CHECKING:
-    import pyarrow as pa
+from .base import Store
+from .postgres_reader import PostgresReads
+from .records import StoreError, Unavailable, mask_url, scrub
+from .schema import COLUMNS, ID_TABLES, TABLE_ORDER, check_schema
 
 log = logging.getLogger("evalkit.store")
 #: The version-1 schema (a migration takes it to SCHEMA_VERSION). Types chosen to hold what SQLite holds:
@@ -94,8 +84,6 @@ SCHEMA_LOCK = 0x65766B31  # "evk1"
 QUEUE_LOCK = 0x65766B71  # "evkq"
 #: Taken (transaction-scoped) by a session start: arrivals are counted one start at a time.
 ARRIVAL_LOCK = 0x65766B61  # "evka"
-_TYPES = {"int": "BIGINT", "real": "DOUBLE PRECISION", "text": "TEXT", "category": "TEXT"}
-_ID_TABLES = ("evaluations", "ratings", "admin_log")
 #: libpq's words for a server that is not (yet) there, as opposed to one that refused the credentials or the
 #: database name (libpq's connection errors carry no SQLSTATE to tell them apart).
 _NOT_THERE_YET = ("Connection refused", "timeout expired", "the database system is starting up",
@@ -107,15 +95,6 @@ _NOT_THERE_YET = ("Connection refused", "timeout expired", "the database system 
 def _pg_sql(sql: str) -> str:
     """The shared SQL's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
     return sql.replace("%", "%%").replace("?", "%s")
-
-
-def _json_sql(column: str, key: str) -> str:
-    """A key of a JSON text column, NULL where absent (most rows hold '{}': checked before parsing).
-
-    ``json``, not ``jsonb``: ``->>`` reads the text without building a binary document (0.2 s less server
-    time for 250,000 slider answers); both take the last of duplicate keys, as Python's ``json`` does.
-    """
-    return f"CASE WHEN {column} <> '{{}}' AND strpos({column}, '\"{key}\"') > 0 THEN ({column}::json ->> '{key}') END"
 
 
 def check_connection(conn: psycopg.Connection) -> None:
@@ -155,12 +134,10 @@ def _password(url: str) -> str | None:
     return parts.password or query.get("password")
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresReads, Store):
     """The store in a PostgreSQL database (``postgresql://user:password@host:port/dbname``)."""
 
     retries = 1
-    #: A columnar read splits a table into id ranges of at least this many rows, one per reader thread.
-    rows_per_part = 200_000
 
     def __init__(self, url: str, *, writable: bool = True, min_size: int = 1, max_size: int = 10,
                  connect_timeout: int = 5, statement_timeout_ms: int = 15_000, pool_timeout: float = 3.0,
@@ -187,8 +164,7 @@ class PostgresStore(Store):
             if not writable:  # reports and exports: the server refuses every write
                 self._kwargs["options"] += " -c default_transaction_read_only=on"
         self._pool: psycopg_pool.ConnectionPool | None = None
-        self._arrow_idle: list[tuple[Any, float]] = []  # ADBC connections kept between reads, since when
-        self._arrow_lock = threading.Lock()
+        self._keep_reads()
         self._pool_timeout = float(pool_timeout)
         self._down = False  # set by a failed call, cleared by the next connection the pool gives
         self._recheck_after = float(recheck_after)
@@ -228,13 +204,15 @@ class PostgresStore(Store):
             return psycopg.connect(self.url, **self._kwargs)
 
     def _check_readable(self, conn: psycopg.Connection) -> None:
-        if not _check_schema(conn, self.where):
-            raise StoreError(f"cannot open the database {self.where}: it is not an evalkit database (it has no "
-                             "tables)")
+        _check_schema(conn, self.where, empty_ok=False)
 
     def _message(self, exc: BaseException) -> str:
         """A driver error as one line, without the password."""
         return _one_line(exc, self._secret)
+
+    def _is_closed(self) -> bool:
+        """Whether :meth:`close` was called (or the pool is not open yet)."""
+        return self._pool is None or self._pool.closed
 
     # ------------------------------------------------------------------ connections
 
@@ -254,7 +232,7 @@ class PostgresStore(Store):
 
     @contextlib.contextmanager
     def _conn(self) -> Iterator[psycopg.Connection]:
-        if self._pool is None or self._pool.closed:
+        if self._is_closed():
             raise StoreError("the store is closed")
         try:
             with self._checkout() as conn:
@@ -363,10 +341,7 @@ class PostgresStore(Store):
         """Close the pool and the kept ADBC connections (the store cannot be used afterwards)."""
         if self._pool is not None:
             self._pool.close()
-        with self._arrow_lock:
-            idle, self._arrow_idle = self._arrow_idle, []
-        for conn, _ in idle:
-            _close_quietly(conn)
+        self._close_reads()
 
     # ------------------------------------------------------------------ whole tables (copy)
 
@@ -385,152 +360,20 @@ class PostgresStore(Store):
                 copy.write_row(row)
 
     def _after_import(self, conn: psycopg.Connection) -> None:
-        for table in _ID_TABLES:  # new rows get ids after the copied ones
+        for table in ID_TABLES:  # new rows get ids after the copied ones
             conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), coalesce(max(id), 0) + 1, false) "
                          f"FROM {table}")
 
-    # ------------------------------------------------------------------ columnar reads
-
-    def read_tables(self, requests: Mapping[str, tuple[str, Sequence[ColumnSpec]]], *,
-                    threads: int = 2) -> dict[str, pa.Table]:
-        """Columns of several tables as Arrow tables (see :meth:`Store.read_tables`).
-
-        Through ADBC's PostgreSQL driver, which reads each query with binary
-        ``COPY`` into Arrow arrays (no Python object per cell); a large table is
-        split into id ranges read on ``threads`` connections at once, stopping
-        at the largest id seen when the read starts. The driver's connections
-        are kept for the next queries and the next read (see :attr:`arrow_keep`).
-        """
-        import pyarrow as pa
-
-        jobs: list[tuple[str, str]] = []
-        for name, (table, columns) in requests.items():
-            check_columns(table, columns)
-            low, high = self._id_range(table)
-            select = ", ".join(f"CAST({source_sql(source, high, _json_sql)} AS {_TYPES[kind]}) AS {col}"
-                               for col, source, kind in columns)
-            if table not in _ID_TABLES:
-                jobs.append((name, f"SELECT {select} FROM {table}"))
-                continue
-            parts = max(1, min(threads, (high - low) // self.rows_per_part))
-            edges = [low + (high - low) * k // parts for k in range(parts + 1)]
-            jobs += [(name, f"SELECT {select} FROM {table} WHERE id > {lo} AND id <= {hi}")
-                     for lo, hi in itertools.pairwise(edges)]
-
-        def run(job: tuple[str, str]) -> pa.Table:
-            name, sql = job
-            conn, kept = self._arrow_take()
-            try:
-                part = _fetch_arrow(conn, sql)
-            except Exception as exc:
-                _close_quietly(conn)
-                if not kept:
-                    raise
-                # a kept connection the server dropped meanwhile (a restart, an idle timeout): once more, anew
-                log.debug("a columnar read failed on a kept connection (%s); trying a new one",
-                           self._message(exc))
-                conn = self._arrow_connect()
-                try:
-                    part = _fetch_arrow(conn, sql)
-                except Exception:
-                    _close_quietly(conn)
-                    raise
-            self._arrow_give(conn)
-            for col in categories[name]:  # encoded here, in parallel (pyarrow releases the GIL)
-                k = part.schema.get_field_index(col)
-                part = part.set_column(k, col, part[col].combine_chunks().dictionary_encode())
-            return part
-
-        categories = {name: [col for col, _, kind in columns if kind == "category"]
-                      for name, (_, columns) in requests.items()}
-        try:
-            with ThreadPoolExecutor(max(1, min(threads, len(jobs)))) as pool:
-                parts_read = list(pool.map(run, jobs))
-        except Exception as exc:  # the driver's errors are its own classes: name them, without the password
-            raise StoreError(f"reading {', '.join(requests)} from {self.where} failed: {self._message(exc)}") from None
-        # the parts' dictionaries differ: unify_dictionaries gives every chunk of a column the same one
-        return {name: pa.concat_tables([t for (owner, _), t in zip(jobs, parts_read, strict=True) if owner == name])
-                .unify_dictionaries() for name in requests}
-
-    @retried  # (a read: a pooled connection a restart cut is replaced, as for the other calls)
-    def _id_range(self, table: str) -> tuple[int, int]:
-        if table not in _ID_TABLES:
-            return 0, 0
-        with self._conn() as conn:
-            row = conn.execute(f"SELECT coalesce(min(id), 1) - 1 AS lo, coalesce(max(id), 0) AS hi FROM {table}"
-                               ).fetchone()
-        return int(row["lo"]), int(row["hi"])
-
-    def _arrow_connect(self) -> Any:
-        """A new ADBC connection, in autocommit mode (a kept one must not sit idle inside a transaction, which
-        would hold back VACUUM and trip a host's ``idle_in_transaction_session_timeout``)."""
-        import adbc_driver_postgresql.dbapi
-
-        return adbc_driver_postgresql.dbapi.connect(self.url, autocommit=True)
-
-    #: ADBC connections kept between reads, at most this many: a new one costs an authentication and the driver's
-    #: type catalog query (55-95 ms here, in every read before 2026-11-24: each update of the results page after
-    #: new answers paid it). A kept one the server dropped is replaced when a read fails on it.
-    arrow_keep = 2
-    #: Seconds a kept ADBC connection may sit idle before it is closed instead of reused: a connection that a NAT
-    #: or a load balancer dropped without a word would make the next query wait for TCP to give up (minutes);
-    #: the results page re-reads every few seconds while answers come in, well within this.
-    arrow_idle_seconds = 30.0
-
-    def _arrow_take(self) -> tuple[Any, bool]:
-        """A kept ADBC connection idle for less than :attr:`arrow_idle_seconds` (and True), or a new one (and
-        False); older kept ones are closed."""
-        stale = []
-        try:
-            with self._arrow_lock:
-                while self._arrow_idle:
-                    conn, since = self._arrow_idle.pop()
-                    if time.monotonic() - since < self.arrow_idle_seconds:
-                        return conn, True
-                    stale.append(conn)
-        finally:
-            for old in stale:
-                _close_quietly(old)
-        return self._arrow_connect(), False
-
-    def _arrow_give(self, conn: Any) -> None:
-        """Keep ``conn`` for the next read, or close it (enough kept, or the store closed)."""
-        with self._arrow_lock:
-            if self._pool is not None and not self._pool.closed and len(self._arrow_idle) < self.arrow_keep:
-                self._arrow_idle.append((conn, time.monotonic()))
-                return
-        _close_quietly(conn)
-
-
-def _close_quietly(conn: Any) -> None:
-    """Close an ADBC connection, whatever state it is in (a dropped one may fail to close)."""
-    with contextlib.suppress(Exception):
-        conn.close()
-
-
-def _fetch_arrow(conn: Any, sql: str) -> pa.Table:
-    """One query's rows as an Arrow table, on an ADBC connection."""
-    with conn.cursor() as cur:
-        cur.execute(sql)
-        return cur.fetch_arrow_table()
-
-
-
-def _check_schema(conn: psycopg.Connection, where: str) -> bool:
-    """False for a database with no tables; True for an evalkit database this version can use; otherwise
-    StoreError (other tables, or a newer schema)."""
+def _check_schema(conn: psycopg.Connection, where: str, *, empty_ok: bool = True) -> bool:
+    """The database's tables and schema version checked by :func:`~.schema.check_schema`: False for a database
+    with no tables (``empty_ok``), True for an evalkit database this version can use; otherwise StoreError."""
     names = {r["tablename"] for r in conn.execute(  # pg_tables lists tables this role may not read, too
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
-    if not names:
-        return False
-    if "sessions" not in names:
-        raise StoreError(f"cannot open the database {where}: it is not an evalkit database (tables: "
-                         f"{', '.join(sorted(names)[:5])})")
-    row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
-    if row and int(row["value"]) > SCHEMA_VERSION:
-        raise StoreError(f"cannot open the database {where}: its schema version {row['value']} is newer than this "
-                         f"evalkit ({SCHEMA_VERSION}); upgrade evalkit")
-    return True
+    version = None
+    if "sessions" in names and "settings" in names:
+        row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+        version = int(row["value"]) if row else None
+    return check_schema(where, names, version, empty_ok=empty_ok)
 
 
 def check_postgres(url: str, *, connect_timeout: int = 5) -> str:

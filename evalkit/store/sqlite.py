@@ -5,12 +5,17 @@ reused), so one :class:`SQLiteStore` can be shared by every Streamlit script
 thread of a process. Several processes may open the same file: SQLite's
 locking and ``busy_timeout`` serialise their writes, and every write
 transaction starts with ``BEGIN IMMEDIATE`` (no lock-upgrade deadlocks).
+
+Only what SQLite does differently lives here (connections, transactions, the version-1 DDL, the columnar
+reader through a child process); the behaviour is :class:`~.base.Store`'s.
+
+May import: the standard library, sqlite-utils (only when a database is created: it imports pandas), pyarrow
+(only in a columnar read) and sibling store modules; no other evalkit module.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import queue
@@ -24,21 +29,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import sqlite_reader
-from .base import (
-    SCHEMA_VERSION,
-    ColumnSpec,
-    Store,
-    StoreError,
-    check_columns,
-    source_sql,
-)
+from .base import Store
+from .columns import ColumnSpec, cast_select, check_columns, id_ranges
+from .records import StoreError
+from .schema import check_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-#: SQL type and a literal of it, per column kind (see :meth:`SQLiteStore._range_queries`).
-_COLUMN_TYPES = {"text": ("TEXT", "''"), "category": ("TEXT", "''"), "int": ("INTEGER", "0"),
-                 "real": ("REAL", "0.0")}
+#: The SQL type of each column kind, and a literal of that type (see :meth:`SQLiteStore._range_queries`).
+_SQL_TYPES = {"text": "TEXT", "category": "TEXT", "int": "INTEGER", "real": "REAL"}
+_LITERALS = {"text": "''", "category": "''", "int": "0", "real": "0.0"}
 #: A table's rowid range (before the first, the last) for splitting a read. Two subqueries: SQLite finds a lone
 #: min() or max() at one end of the B-tree, but scans the whole table for both in one SELECT (0.2 s a million rows).
 ROWID_RANGE = ("SELECT coalesce((SELECT min(rowid) FROM {table}), 1) - 1, "
@@ -197,7 +198,7 @@ def check_sqlite(path: str | Path) -> str:
             conn.close()
     except sqlite3.Error as exc:
         raise open_problem(path, exc) from None
-    _refuse_schema(path, names, version, empty_ok=True)
+    check_schema(str(path), names, version, empty_ok=True)
     return f"ok, {sessions} session(s) stored" if names else "ok, empty"
 
 
@@ -209,18 +210,6 @@ def _schema_of(conn: sqlite3.Connection) -> tuple[set[str], int | None]:
         row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
         version = int(row[0]) if row else None
     return names, version
-
-
-def _refuse_schema(path: Path, names: set[str], version: int | None, *, empty_ok: bool) -> None:
-    """StoreError when the tables are not an evalkit database this version can use."""
-    if version is not None and version > SCHEMA_VERSION:
-        raise StoreError(f"cannot open the database {path}: its schema version {version} is newer than this "
-                         f"evalkit ({SCHEMA_VERSION}); upgrade evalkit")
-    if not names and empty_ok:
-        return
-    if "sessions" not in names:
-        what = f"tables: {', '.join(sorted(names)[:5])}" if names else "it has no tables"
-        raise StoreError(f"cannot open the database {path}: it is not an evalkit database ({what})")
 
 
 def create_v1_tables(conn: sqlite3.Connection) -> None:
@@ -301,7 +290,7 @@ class SQLiteStore(Store):
                     raise StoreError(f"cannot open the database {self.path}: it does not exist")
                 with self._conn() as conn:
                     names, version = _schema_of(conn)
-                _refuse_schema(self.path, names, version, empty_ok=False)
+                check_schema(str(self.path), names, version, empty_ok=False)
             else:
                 if str(self.path) != ":memory:":
                     self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -434,13 +423,10 @@ class SQLiteStore(Store):
         check_columns(table, columns)
         with self._conn() as conn:
             low, high = conn.execute(ROWID_RANGE.format(table=table)).fetchone()
-        select = ", ".join(f"CAST({source_sql(source, high, _json_sql)} AS {_COLUMN_TYPES[kind][0]}) AS {name}"
-                           for name, source, kind in columns)  # (rowid is id in the tables that have one)
+        select = cast_select(columns, high, _json_sql, _SQL_TYPES)  # (rowid is id in the tables that have one)
         # The driver infers each column's Arrow type from the first rows it sees and fails on a later value of
         # another type (a text column NULL for its first rows is taken to be int64). The casts make every
         # column one type, and a first row of literals of those types (marked _first = 1) fixes the inference.
-        first = ", ".join(f"{_COLUMN_TYPES[kind][1]} AS {name}" for name, _, kind in columns)
-        parts = max(1, min(threads, (high - low) // max(1, min_rows_per_part)))
-        edges = [low + (high - low) * k // parts for k in range(parts + 1)]
+        first = ", ".join(f"{_LITERALS[kind]} AS {name}" for name, _, kind in columns)
         return [f"SELECT 1 AS _first, {first} UNION ALL SELECT 0, {select} FROM {table}"
-                f" WHERE rowid > {lo} AND rowid <= {hi}" for lo, hi in itertools.pairwise(edges)]
+                f" WHERE rowid > {lo} AND rowid <= {hi}" for lo, hi in id_ranges(low, high, threads, min_rows_per_part)]

@@ -32,6 +32,9 @@ flagged ``_first = 1`` (type-fixing literal rows, see ``Store.read_columns``)
 are dropped with that column, the ``dictionary`` columns are encoded, and the
 table is written to ``output`` as an Arrow IPC file. Exit status 0 on success;
 otherwise a one-line message on stderr.
+
+May import: the standard library, pyarrow and the ADBC SQLite driver (inside the functions that read); nothing
+of evalkit, not even the sibling store modules (it runs as a file, in isolated mode).
 """
 
 from __future__ import annotations

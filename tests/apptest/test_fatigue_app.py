@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import evalkit.store.base
+import evalkit.store.sessions
 import evalkit.survey
 from tests.apptest.conftest import Harness, button, has_button, texts
 from tests.apptest.test_checks_app import choose, crowd, pick, questions, start
@@ -56,7 +56,7 @@ def test_a_session_started_longer_ago_than_max_minutes_ends_at_its_next_question
     h: Harness = make_harness(config=limited(tmp_path, "max_minutes = 30"))
     past = (datetime.now(UTC) - timedelta(minutes=31)).isoformat(timespec="milliseconds")
     with monkeypatch.context() as patch:  # a session whose clock started 31 minutes ago, made by the store
-        patch.setattr(evalkit.store.base, "now_iso", lambda: past)
+        patch.setattr(evalkit.store.sessions, "now_iso", lambda: past)
         old = h.store.create_session(study_version=h.loaded.version, seed=3)
     assert old.started_at == past
     at = h.app(s=old.session_id)
