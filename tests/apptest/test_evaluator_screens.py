@@ -194,7 +194,7 @@ def test_what_is_missing_is_yellow_under_its_widget_and_a_failure_is_red(harness
     def disk_full(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("ui.record_choice", disk_full)
+    monkeypatch.setattr("ui.answers.record_choice", disk_full)
     at.radio(key="turing-0-choice").set_value("A")
     button(at, "Next").click().run()
     assert [e.value for e in at.error] == ["Your answer could not be saved. Please try again in a moment."]

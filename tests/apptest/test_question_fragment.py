@@ -30,7 +30,8 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> Counter:
         counts["done" if page == "done" else "page" if block is None else "fragment"] += 1
         return real(page, block)
 
-    monkeypatch.setattr(ui, "enter", counted)
+    monkeypatch.setattr(ui, "enter", counted)  # the pages' whole-page runs (ui.enter)
+    monkeypatch.setattr(ui.survey_screen, "enter", counted)  # the fragment's reruns (its module's name)
     return counts
 
 
@@ -88,7 +89,7 @@ def test_a_missing_choice_and_a_failed_save_show_their_message_in_the_question(h
     def disk_full(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("ui.record_choice", disk_full)
+    monkeypatch.setattr("ui.answers.record_choice", disk_full)
     answer(at, "turing", 0)
     assert "could not be saved" in at.error[0].value and "disk full" not in texts(at)
     assert at.radio(key="turing-0-choice") is not None and harness.store.answers() == []
@@ -183,7 +184,7 @@ def test_an_unexpected_error_in_the_fragment_shows_a_calm_message(harness: Harne
     def broken(*args, **kwargs):
         raise RuntimeError("boom: internal detail")
 
-    monkeypatch.setattr("ui.resolve_step", broken)
+    monkeypatch.setattr("ui.session.resolve_step", broken)
     answer(at, "turing", 0)
     assert "Something went wrong on our side" in at.error[0].value
     assert "boom" not in texts(at)
@@ -274,5 +275,5 @@ def test_css_for_a_key_names_the_class_streamlit_gives_it() -> None:
     # Streamlit's frontend: "st-key-" + the key with every character outside [a-zA-Z0-9_-] replaced by "-"
     assert ui.key_class("turing-0-choice") == "st-key-turing-0-choice"
     assert ui.key_class("v1.2-0-choice") == "st-key-v1-2-0-choice"
-    css = ui._align_choice_css("v1.2-0-choice", 2, extra_row=True)
+    css = ui.align_choice_css("v1.2-0-choice", 2, extra_row=True)
     assert css.startswith(".st-key-v1-2-0-choice [role='radiogroup'] {display: grid;") and "v1.2" not in css

@@ -77,7 +77,7 @@ def capture_downloads(monkeypatch) -> dict[str, object]:
 @pytest.fixture(autouse=True)
 def no_env_password(monkeypatch):
     monkeypatch.delenv("EVALKIT_RESULTS_PASSWORD", raising=False)
-    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)  # the limiter's waits are observed, not waited for
+    monkeypatch.setattr(ui.resources, "login_sleep", lambda seconds: None)  # the limiter's waits: observed, not waited
 
 
 def test_locked_without_the_password(harness: Harness) -> None:
@@ -102,8 +102,8 @@ class FakeTime:
 def fake_clock(monkeypatch) -> FakeTime:
     """The results page's clock and sleep (its back-off after wrong passwords) replaced by a FakeTime."""
     clock = FakeTime()
-    monkeypatch.setattr(ui, "_clock", clock)
-    monkeypatch.setattr(ui, "_sleep", clock.waits.append)
+    monkeypatch.setattr(ui.resources, "login_clock", clock)
+    monkeypatch.setattr(ui.resources, "login_sleep", clock.waits.append)
     return clock
 
 

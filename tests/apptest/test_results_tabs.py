@@ -28,7 +28,7 @@ GRAPHMIND = ROOT / "examples" / "graphmind" / "config.toml"
 @pytest.fixture(autouse=True)
 def no_env_password(monkeypatch):
     monkeypatch.delenv("EVALKIT_RESULTS_PASSWORD", raising=False)
-    monkeypatch.setattr(ui, "_sleep", lambda seconds: None)
+    monkeypatch.setattr(ui.resources, "login_sleep", lambda seconds: None)
 
 
 def _answered(h: Harness, n: int = 3, seed: int = 2) -> None:

@@ -566,7 +566,7 @@ def test_unexpected_error_shows_a_calm_message_not_a_traceback(harness: Harness,
     def broken(*args, **kwargs):
         raise RuntimeError("boom: internal detail")
 
-    monkeypatch.setattr("ui.resolve_step", broken)
+    monkeypatch.setattr("ui.session.resolve_step", broken)
     again = harness.app(s=token)
     assert not again.exception
     assert "Something went wrong on our side" in again.error[0].value
@@ -577,7 +577,7 @@ def test_failed_save_is_reported_and_nothing_is_lost(harness: Harness, monkeypat
     def disk_full(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("ui.record_choice", disk_full)
+    monkeypatch.setattr("ui.answers.record_choice", disk_full)
     at = begin(start(harness))
     at.radio(key="turing-0-choice").set_value("A")
     at.button[0].click().run()
