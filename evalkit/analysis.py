@@ -14,6 +14,9 @@ columns it needs into Arrow with the text columns dictionary-encoded
 (categoricals), and each result is counted with ``np.bincount`` over integer
 codes. The functions also take plain DataFrames with string columns (they are
 coded with ``pd.factorize`` first), which is what the tests build by hand.
+
+Floor: study services (``.importlinter``). May import the config, the checks, the task kinds (:mod:`evalkit.tasks`),
+:mod:`evalkit.resultkit` and the core; never the survey flow, the exports or the command line.
 """
 
 from __future__ import annotations
@@ -22,14 +25,41 @@ import json
 import math
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from . import stats
 from .checks import OUTCOMES, passes
+from .resultkit import (
+    BT_ONE_EVALUATOR,
+    EVALUATION_COLUMNS,
+    RATING_COLUMNS,
+    SESSION_COLUMNS,
+    Block,
+    Frames,
+    Options,
+    ResultDefaults,
+    TaskContext,
+    TaskResult,
+    bradley_terry_intervals,
+    bt_chart,
+    bt_evaluators,
+    bt_frame,
+    bt_note,
+    bt_table,
+    column_codes,
+    item_codes,
+    json_int,
+    json_values,
+    rated_item_keys,
+    recode_column,
+    score_values,
+    strongest_first,
+    tasks_of,
+)
 from .store import ColumnSpec, ForKinds, JsonField, Sampled, Store
 from .tasks import KINDS
 from .text import csv_safe
@@ -44,6 +74,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BT_ONE_EVALUATOR",
     "CERA_COLUMNS",
+    "EVALUATION_COLUMNS",
+    "RATING_COLUMNS",
+    "SESSION_COLUMNS",
     "AllPairsResult",
     "Block",
     "Frames",
@@ -60,10 +93,15 @@ __all__ = [
     "evaluation_read",
     "evaluations_csv",
     "included_sessions",
+    "item_codes",
     "items_of",
+    "json_int",
+    "json_values",
     "load_frames",
     "quality_signals",
     "ratings_csv",
+    "score_values",
+    "strongest_first",
     "tasks_of",
     "timeline",
 ]
@@ -82,13 +120,6 @@ EXTRA_COLUMNS = {
     "item_id": "item_id", "check": "check", "check_passed": "check_passed",
 }
 
-SESSION_COLUMNS = ["session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
-                   "completed_at", "user_agent", "status", "completion_code", "meta"]
-EVALUATION_COLUMNS = ["id", "session_id", "task", "kind", "question_index", "slot", "response", "review_source",
-                      "domain", "time_spent_ms", "left_source", "right_source", "sources", "item_ids", "matched",
-                      "detail", "created_at", "check_type", "check_passed"]
-RATING_COLUMNS = ["id", "session_id", "task", "question_index", "item_id", "metric", "score", "comment",
-                  "time_spent_ms", "created_at"]
 
 #: How many answer timestamps the timeline needs (it draws at most a few hundred points).
 TIMELINE_SAMPLES = 4000
@@ -126,32 +157,6 @@ RATING_READ = (
     ("question_index", "question_index", "int"), ("item_id", "item_id", "category"),
     ("metric", "metric", "category"), ("score", "score", "real"), ("time_spent_ms", "time_spent_ms", "int"),
 )  # (not ``created_at``: the timeline draws the answers' times; the ratings CSV reads every column)
-
-
-@dataclass(frozen=True)
-class Options:
-    """Switches of the analysis (the results page's controls and the CLI's flags)."""
-
-    completed_only: bool = False
-    fast_ms: int = 2000  # an answer faster than this is flagged as too fast to have read the texts
-    familiarity_weighted: bool = False
-    confidence: float = 0.95
-    bootstrap_resamples: int = 1000  # Bradley–Terry intervals: evaluators resampled this many times
-    bootstrap_seed: int = 0  # ... from this seed, so the same data give the same intervals
-    #: leave out the evaluators who failed their attention checks ([study.quality] max_failed_checks)
-    exclude_failed_checks: bool = True
-    #: count the answers to tutorial and attention-check questions in the statistics (off: left out)
-    include_check_questions: bool = False
-
-
-@dataclass
-class Frames:
-    """The store's tables as DataFrames, plus the registered task descriptions."""
-
-    sessions: pd.DataFrame
-    evaluations: pd.DataFrame
-    ratings: pd.DataFrame
-    studies: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def load_frames(store: Store, *, full: bool = False) -> Frames:
@@ -292,246 +297,7 @@ def check_results(sessions: pd.DataFrame, ev: pd.DataFrame, max_failed: int) -> 
 # ----------------------------------------------------------------------------- integer codes
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes (-1 = missing) of a text column and the values they stand for.
-
-    A categorical column (as :func:`load_frames` returns) already has them; any
-    other column is coded with ``pd.factorize`` (hash-based, linear).
-    """
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy().astype(np.int64), column.cat.categories.to_numpy(dtype=object)
-    codes, uniques = pd.factorize(column)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-
-
-def _take(values: np.ndarray, codes: np.ndarray, missing: Any) -> np.ndarray:
-    """``values[codes]`` with ``missing`` where the code is -1."""
-    return np.append(values, np.array([missing], dtype=values.dtype))[codes]
-
-
-def _recode(column: pd.Series, values: pd.Index) -> np.ndarray:
-    """Codes of a text column in the order of ``values`` (unique); -1 where missing or not in ``values``."""
-    codes, names = _codes(column)
-    return _take(values.get_indexer(names).astype(np.int64), codes, -1)
-
-
-def _code_of(names: np.ndarray, value: str) -> int:
-    """The code of ``value`` among ``names``; -2 (matches nothing, not even missing) when absent."""
-    hits = np.flatnonzero(names == value)
-    return int(hits[0]) if len(hits) else -2
-
-
-def _floats(column: pd.Series) -> np.ndarray:
-    """A column as float64, NaN where missing or not a number (categoricals converted per category)."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes, names = _codes(column)
-        numbers = pd.to_numeric(pd.Series(names, dtype=object), errors="coerce").to_numpy(dtype=float)
-        return _take(numbers, codes, np.nan)
-    return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-
-
-def _buttons(rows: pd.DataFrame) -> pd.Series:
-    """The slider button per answer (``accept`` / ``reject``), missing for a forced choice.
-
-    From the ``button`` column :func:`load_frames` reads, or else from the ``detail`` JSON.
-    """
-    if "button" in rows.columns:
-        return rows["button"]
-    if "detail" in rows.columns:
-        return rows["detail"].fillna("").astype(str).str.extract(r'"button":\s*"(\w+)"')[0]
-    return pd.Series(None, index=rows.index, dtype=object)
-
-
-def json_values(column: pd.Series) -> tuple[np.ndarray, list[Any]]:
-    """Integer codes of a JSON text column (-1 = missing) and each distinct value decoded: ``json.loads`` once
-    per distinct value (a categorical's dictionary), never once per row."""
-    codes, names = _codes(column)
-    return codes, [json.loads(v) if isinstance(v, str) and v else None for v in names]
-
-
-def item_codes(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the code of the item it showed (-1: none), and the item ids: the one id of ``item_ids``.
-
-    The distinct values (one per item: 10,000 for 10,000 items) are read by a regular expression in Arrow
-    (``["id"]``, the form the store writes); only a value of another form is decoded by ``json.loads``.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    codes, names = _codes(rows["item_ids"])
-    texts = pa.array([v if isinstance(v, str) else None for v in names], type=pa.string())
-    found = pc.struct_field(pc.extract_regex(texts, r'^\["(?P<id>[^"\\]*)"\]$'), [0]).to_pylist() \
-        if len(texts) else []
-    firsts: list[str | None] = []
-    for text, hit in zip(names, found, strict=True):
-        if hit is None and isinstance(text, str) and text:
-            value = json.loads(text)
-            hit = str(value[0]) if isinstance(value, list) and value else None
-        firsts.append(hit)
-    per_value, ids = pd.factorize(pd.Series(firsts, dtype=object))  # -1 where a value holds no id
-    return _take(per_value.astype(np.int64), codes, -1), np.asarray(ids, dtype=object)
-
-
-def json_int(rows: pd.DataFrame, key: str) -> np.ndarray:
-    """A whole-number key of the ``detail`` JSON per row as float (NaN where absent): the column
-    :func:`load_frames` read (``confidence``), or else parsed out of ``detail``."""
-    if key in rows.columns:
-        return pd.to_numeric(rows[key], errors="coerce").to_numpy(dtype=float)
-    if "detail" in rows.columns:
-        found = rows["detail"].fillna("").astype(str).str.extract(rf'"{key}":\s*(-?\d+)')[0]
-        return pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
-    return np.full(len(rows), np.nan)
-
-
-def _ndjson(column: pd.Series) -> Any:
-    """The values of a text column as one buffer of newline-delimited JSON (a missing or empty value as ``{}``),
-    joined by Arrow, with no Python string per row."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    text = pa.array(column, type=pa.large_string(), from_pandas=True)
-    empty = pa.scalar("{}", pa.large_string())
-    text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), empty, text)
-    lines = pc.binary_join_element_wise(text, pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string()))
-    if isinstance(lines, pa.ChunkedArray):
-        lines = lines.combine_chunks()
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
-    return lines.buffers()[2][int(offsets[0]): int(offsets[-1])] if len(lines) else pa.py_buffer(b"")
-
-
-def score_values(rows: pd.DataFrame, scales: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per scale id: (row, position, value) of every score given, rows and positions as integers.
-
-    A score answer's ``detail`` holds ``{"scores": {scale: [value per output, display order]}, ...}``: the
-    ``score_detail`` column :func:`load_frames` reads, or ``detail``. All rows are parsed at once by
-    pyarrow's JSON reader (C++, several threads) from one newline-delimited buffer, with an explicit schema
-    (other keys ignored), not by ``json.loads`` per row.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.json as pj
-
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    if not len(rows) or not scales:
-        return dict.fromkeys(scales, empty)
-    column = rows["score_detail"] if "score_detail" in rows.columns else rows["detail"]
-    lists = pa.list_(pa.float64())
-    schema = pa.schema([("scores", pa.struct([(scale, lists) for scale in scales]))])
-    table = pj.read_json(pa.BufferReader(_ndjson(column)), read_options=pj.ReadOptions(block_size=8 << 20),
-                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
-    if table.num_rows != len(rows):  # (a stored value with a raw newline: cannot happen with json.dumps)
-        raise ValueError(f"score JSON: {table.num_rows} values parsed for {len(rows)} answers")
-    struct = table.column("scores").combine_chunks()
-    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for scale in scales:
-        arr = struct.field(scale)
-        if not len(arr):
-            out[scale] = empty
-            continue
-        arr = arr.cast(pa.large_list(pa.float64()))
-        row = pc.list_parent_indices(arr).to_numpy().astype(np.int64)
-        value = pc.list_flatten(arr).to_numpy(zero_copy_only=False).astype(float)
-        offsets = arr.offsets.to_numpy().astype(np.int64)
-        position = np.arange(len(row), dtype=np.int64) - (offsets[row] - offsets[0])
-        given = ~np.isnan(value)
-        out[scale] = (row[given], position[given], value[given])
-    return out
-
-
-def tasks_of(frames: Frames) -> list[dict[str, Any]]:
-    """Task descriptions: the newest registered study's, plus any task seen only in the data."""
-    tasks: dict[str, dict[str, Any]] = {}
-    for summary in frames.studies.values():
-        for t in summary.get("tasks", []):
-            tasks[t["id"]] = t
-    ev = frames.evaluations
-    if len(ev):
-        task_codes, task_names = _codes(ev["task"])
-        kind_codes, kind_names = _codes(ev["kind"])
-        combined = (task_codes * (len(kind_names) + 1) + kind_codes + 1)[task_codes >= 0]
-        seen = np.flatnonzero(np.bincount(combined))
-        for code in seen:
-            task, kind = task_names[code // (len(kind_names) + 1)], code % (len(kind_names) + 1) - 1
-            if task not in tasks:
-                tasks[task] = {"id": task, "kind": kind_names[kind] if kind >= 0 else "triplet", "title": task}
-    if len(frames.ratings):
-        codes, names = _codes(frames.ratings["task"])
-        for task in names[np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(names)))]:
-            if task not in tasks:
-                tasks[task] = {"id": task, "kind": "rating", "title": task, "metrics": []}
-    return list(tasks.values())
-
-
-def _rated_item_keys(ratings: pd.DataFrame, session: np.ndarray) -> np.ndarray:
-    """One integer per rated item, (session, task, question): the rating rows of one item share it.
-
-    ``session`` holds the rows' session codes (the caller's coding: own or recoded to a session list).
-    """
-    task, task_names = _codes(ratings["task"])
-    question = ratings["question_index"].to_numpy(dtype=np.int64)
-    span = int(question.max()) + 1 if len(question) else 1
-    return (session * (len(task_names) + 1) + task) * span + question
-
-
-def _interval_row(successes: int, n: int, p0: float, confidence: float) -> dict[str, Any]:
-    r = stats.win_rate(int(successes), int(n), p0=p0, confidence=confidence)
-    return {"n": r.n, "rate": r.rate, "low": r.low, "high": r.high, "p_value": r.p_value}
-
-
 # ----------------------------------------------------------------------------- Bradley–Terry (shared)
-
-
-def _bt_frame(bt: Mapping[str, float], intervals: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Bradley–Terry log-strengths, strongest first; ``low`` / ``high`` from ``intervals`` (NaN without)."""
-    frame = pd.DataFrame({"source": list(bt), "log_strength": list(bt.values())},
-                         columns=["source", "log_strength"])
-    if intervals is not None and len(frame):
-        frame = frame.merge(intervals[["source", "low", "high"]], on="source", how="left")
-    else:
-        frame = frame.assign(low=np.nan, high=np.nan)
-    return strongest_first(frame, "source")
-
-
-def strongest_first(frame: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Log-strengths strongest first, ties (to 9 decimals: equal up to rounding) by ``name``, so the order does
-    not depend on the order the names came in (a columnar and a plain read give the same table)."""
-    key = frame.assign(_key=-frame["log_strength"].astype(float).round(9))
-    return key.sort_values(["_key", name], kind="stable").drop(columns="_key").reset_index(drop=True)
-
-
-#: Added to a Bradley–Terry note when fewer than two evaluators judged (the bootstrap gives no interval then).
-BT_ONE_EVALUATOR = (" Only one evaluator has judged: the bootstrap resamples evaluators, so there is no interval "
-                    "until a second one has.")
-
-
-def bt_evaluators(pairwise: Sequence[PairwiseResult]) -> int:
-    """How many evaluators (sessions) the Bradley–Terry bootstrap of ``pairwise`` resamples: those with a judgment
-    (:func:`bradley_terry_intervals`; below two it gives no interval)."""
-    parts = [np.asarray(p.evaluator_wins.loc[p.evaluator_wins["wins"].to_numpy() > 0, "session_id"], dtype=object)
-             for p in pairwise if len(p.evaluator_wins)]
-    return len(pd.unique(np.concatenate(parts))) if parts else 0
-
-
-def bradley_terry_intervals(pairwise: list[PairwiseResult], items: list[str], resamples: int = 1000,
-                            seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
-    """Bootstrap intervals (``source, low, high``) of the Bradley–Terry strengths over all pairwise tasks.
-
-    An evaluator is one session: all its judgments, in every pairwise task, go
-    into a resample together (see :func:`evalkit.stats.bradley_terry_bootstrap`).
-    With fewer than two evaluators (:func:`bt_evaluators`) every interval is NaN.
-    """
-    parts = [p.evaluator_wins for p in pairwise if len(p.evaluator_wins)]
-    if not parts:
-        return pd.DataFrame({"source": items, "low": np.nan, "high": np.nan})
-    index = pd.Index(items, dtype=object)
-    winner = np.concatenate([_recode(part["winner"], index) for part in parts])
-    loser = np.concatenate([_recode(part["loser"], index) for part in parts])
-    sessions = pd.Index(pd.unique(np.concatenate([_codes(part["session_id"])[1] for part in parts])), dtype=object)
-    evaluator = np.concatenate([_recode(part["session_id"], sessions) for part in parts])
-    _, evaluator = np.unique(evaluator, return_inverse=True)  # 0..E-1 over the evaluators who compared anything
-    wins = np.concatenate([part["wins"].to_numpy(dtype=float) for part in parts])
-    return stats.bradley_terry_bootstrap(items, evaluator, winner, loser, wins, resamples=resamples,
-                                         confidence=confidence, seed=seed)
 
 
 # ----------------------------------------------------------------------------- quality signals
@@ -550,12 +316,12 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     """
     index = pd.Index(sessions["session_id"])
     n = len(index)
-    owner = _recode(ev["session_id"], index)
+    owner = recode_column(ev["session_id"], index)
     mine = owner >= 0
     times = ev["time_spent_ms"].to_numpy(dtype=float)
     # time per rated item: the first rating row of each (session, task, question) carries it
-    r_owner = _recode(ratings["session_id"], index)
-    _, r_first = np.unique(_rated_item_keys(ratings, r_owner), return_index=True)
+    r_owner = recode_column(ratings["session_id"], index)
+    _, r_first = np.unique(rated_item_keys(ratings, r_owner), return_index=True)
     r_first = r_first[r_owner[r_first] >= 0]
     r_times = ratings["time_spent_ms"].to_numpy(dtype=float)[r_first]
     all_owner = np.concatenate([owner[mine], r_owner[r_first]])
@@ -566,13 +332,13 @@ def quality_signals(sessions: pd.DataFrame, ev: pd.DataFrame, ratings: pd.DataFr
     median_s = (pd.Series(times[mine]).groupby(owner[mine]).median() / 1000).reindex(range(n)).to_numpy()
     answers = np.bincount(owner[mine], minlength=n)
     fast = np.bincount(owner[mine], weights=(times[mine] < fast_ms), minlength=n).astype(int)
-    task, task_names = _codes(ev["task"])
+    task, task_names = column_codes(ev["task"])
     # a score answer's response is always "scored" and a real-or-generated answer's review_source is the text
     # shown, not a pick: the kinds say so (TaskKind.choice_in_review_source / .response_varies)
-    kind, kind_names = _codes(ev["kind"]) if "kind" in ev.columns else (np.full(len(ev), -1), np.zeros(0))
+    kind, kind_names = column_codes(ev["kind"]) if "kind" in ev.columns else (np.full(len(ev), -1), np.zeros(0))
     constant = np.isin(kind, [c for c, name in enumerate(kind_names)
                               if name in KINDS and not KINDS[name].response_varies])
-    runs = _longest_runs(np.where(constant, -1, owner), task, len(task_names), _codes(ev["response"])[0],
+    runs = _longest_runs(np.where(constant, -1, owner), task, len(task_names), column_codes(ev["response"])[0],
                          ev["id"].to_numpy(), n)
     shown = np.isin(kind, [c for c, name in enumerate(kind_names)
                            if name in KINDS and not KINDS[name].choice_in_review_source])
@@ -645,10 +411,10 @@ def _majority_agreement(ev: pd.DataFrame, owner: np.ndarray, n: int) -> np.ndarr
     every pick of the evaluator itself on that slot is left out. Vectorised
     over picks, one pass per source (there are few sources and many picks).
     """
-    source, source_names = _codes(ev["review_source"])
-    task, _ = _codes(ev["task"])
+    source, source_names = column_codes(ev["review_source"])
+    task, _ = column_codes(ev["task"])
     slot, _ = pd.factorize(ev["slot"])
-    session, session_names = _codes(ev["session_id"])
+    session, session_names = column_codes(ev["session_id"])
     picks = np.flatnonzero((source >= 0) & (slot >= 0))  # every evaluator's pick counts for the others
     out = np.full(n, np.nan)
     if not len(picks):
@@ -695,89 +461,6 @@ if TYPE_CHECKING:
     from .tasks.triplet_analysis import TripletResult
 
 
-@dataclass(frozen=True)
-class TaskContext:
-    """What a kind's analysis (:meth:`evalkit.tasks.base.TaskKind.results`) gets besides the answers."""
-
-    options: Options
-    #: the task's items file as loaded (the automatic metrics of its items); None when the caller gave none
-    items: ItemSet | None = None
-    #: why ``items`` is None, for the note under the metric correlations
-    items_note: str = "the study's items files were not given to the analysis"
-    #: the rating rows of the included sessions (what a rating task is analysed from); None: none given
-    ratings: pd.DataFrame | None = None
-
-
-@dataclass(frozen=True)
-class Block:
-    """One table of a task's results as the results page and the Markdown report show it: a heading ("" =
-    none), the table formatted for display (None: only the note), a note under it (how its intervals and tests
-    were made, with references), and the key of its chart in the report's charts ("" = none).
-
-    Where the page and the report differ: ``shown`` puts a block on the results page only (``"page"``) or in
-    the Markdown report only (``"report"``); ``page_heading`` is the page's Markdown line above the block
-    when it is not the bold heading (``""``: none); ``folded`` puts it in a collapsed expander on the page,
-    named by the heading."""
-
-    heading: str
-    table: pd.DataFrame | None
-    note: str = ""
-    chart: str = ""
-    shown: str = "both"  # "both", "page" or "report"
-    page_heading: str | None = None
-    folded: bool = False
-
-
-class TaskResult(Protocol):
-    """The results of one task, from its kind's analysis module (``evalkit/tasks/<kind>_analysis.py``).
-
-    Result classes inherit :class:`ResultDefaults` for ``tab`` and ``headings()`` and override them where their
-    section is headed or placed otherwise.
-    """
-
-    task: str
-    title: str
-    kind: str
-    n_answers: int
-    #: the results page's tab holding the task's section
-    tab: ClassVar[str]
-
-    def describe(self) -> str:
-        """The kind and its variant for headings: ``compare, choice-tie``."""
-
-    def headings(self) -> tuple[str, str]:
-        """(the results page's heading, the Markdown report's) of the task's section."""
-
-    def blocks(self) -> list[Block]:
-        """Every table, in order, formatted for display."""
-
-    def main_rows(self) -> list[dict[str, Any]]:
-        """Rows of the headline table (:func:`evalkit.export.main_results`): section, label, detail, value, low,
-        high, p_value, n, interval, kind (``pct`` or ``num``)."""
-
-    def charts(self) -> dict[str, Any]:
-        """Altair charts by the key the blocks name."""
-
-
-class ResultDefaults:
-    """What most task results share: the Overview tab, and the headings ``title · kind, variant · N answers``
-    (page) and ``title (`task`, kind, variant): N answers`` (report)."""
-
-    tab: ClassVar[str] = "Overview"
-    task: str
-    title: str
-    n_answers: int
-
-    def describe(self) -> str:  # overridden by every result
-        raise NotImplementedError
-
-    def headings(self) -> tuple[str, str]:
-        """(the results page's heading, the Markdown report's)."""
-        answers = f"{self.n_answers:,} {'answer' if self.n_answers == 1 else 'answers'}"
-        return (f"{self.title} · {self.describe()} · {answers}",
-                f"{self.title} (`{self.task}`, {self.describe()}): {answers}")
-
-
 def items_of(loaded: LoadedStudy) -> dict[str, ItemSet]:
     """The items file of every task that reads one, by task id: what :func:`analyse` correlates the human
     judgments with (the items' ``metrics``); the database's task descriptions do not hold them."""
@@ -818,8 +501,6 @@ class AllPairsResult(ResultDefaults):
         return "Bradley–Terry strengths over all pairs", self.title
 
     def blocks(self) -> list[Block]:
-        from .export import bt_note, bt_table
-
         bt, note = self.bradley_terry, bt_note(self.options)
         if self.n_evaluators < 2:
             note += BT_ONE_EVALUATOR
@@ -834,21 +515,19 @@ class AllPairsResult(ResultDefaults):
                  "interval": interval, "kind": "num"} for r in self.bradley_terry.itertuples()]
 
     def charts(self) -> dict[str, Any]:
-        from .charts import bt_chart
-
         return {} if self.bradley_terry.empty else {"bradley_terry": bt_chart(self.bradley_terry)}
 
 
 def all_pairs(pairwise: Sequence[PairwiseResult], options: Options) -> AllPairsResult:
     """Bradley–Terry over the judgments of every pairwise task (ties as half a win each), with percentile
     bootstrap intervals resampling evaluators (:func:`bradley_terry_intervals`)."""
-    bt_all = _bt_frame({})
+    bt_all = bt_frame({})
     if any(len(p.records) for p in pairwise):
         total = pd.DataFrame()
         for p in pairwise:
             total = total.add(p.wins, fill_value=0)
         sources = sorted(total.index, key=str)
-        bt_all = _bt_frame(stats.bradley_terry_matrix(sources, total.reindex(index=sources, columns=sources)
+        bt_all = bt_frame(stats.bradley_terry_matrix(sources, total.reindex(index=sources, columns=sources)
                                                       .fillna(0).to_numpy()),
                            bradley_terry_intervals(list(pairwise), sources, options.bootstrap_resamples,
                                                    options.bootstrap_seed, options.confidence))
@@ -889,7 +568,7 @@ class Report:
     @property
     def bradley_terry_all(self) -> pd.DataFrame:
         """Bradley–Terry log-strengths over all pairwise tasks, with their bootstrap intervals."""
-        return self.across[0].bradley_terry if self.across else _bt_frame({})
+        return self.across[0].bradley_terry if self.across else bt_frame({})
 
     @property
     def triplets(self) -> list[TripletResult]:
@@ -989,7 +668,7 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
     return Report(
         options=options, n_sessions=len(included), n_completed=int(included["completed_at"].notna().sum()),
         n_answers=len(ev),
-        n_ratings=len(np.unique(_rated_item_keys(rt, _codes(rt["session_id"])[0]))),
+        n_ratings=len(np.unique(rated_item_keys(rt, column_codes(rt["session_id"])[0]))),
         n_rated_items=len(rt[["task", "item_id"]].drop_duplicates()) if len(rt) else 0,
         tasks=results, across=across,  # type: ignore[arg-type]
         quality=quality_table, timeline=timeline(frames.sessions, ev),

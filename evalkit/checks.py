@@ -14,10 +14,13 @@ Items kinds name items of their items file that carry a ``check`` object (``{"ex
 ...}``). Pool kinds name entries of a small JSONL checks file (``checks = "datasets/checks.jsonl"`` on the
 task): ``{"id": "pc1", "reviews": ["real/laptop/12", ...], "expect": "real", "feedback": "..."}``.
 
-The expected answer lives in the plan (:class:`CheckSpec` on the :class:`~evalkit.sampling.Question`), never
+The expected answer lives in the plan (:class:`CheckSpec` on the :class:`~evalkit.question.Question`), never
 in a page. :func:`record_check` stores every try (``check_tries``) and writes the evaluations row with the
 check type and whether the first try was right. :func:`session_outcome` decides pass / fail from the stored
 rows and ``[study.quality] max_failed_checks``; :func:`completion_code` picks the study-level code.
+
+Floor: the study (``.importlinter``). May import the task kinds' framework (:mod:`evalkit.tasks`),
+:mod:`evalkit.question` and the core; never the config (it reads the study through the :class:`Study` protocol).
 """
 
 from __future__ import annotations
@@ -27,36 +30,43 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from .question import CheckSpec, Question
 from .rng import Mulberry32, derive_seed, shuffle
-from .tasks.base import Common, ConfigError, SurveyError, Table
+from .tasks.base import Common, ConfigError, Table
+from .tasks.check_answers import CheckFeedback, correct, pending_feedback, record_check, skip_tutorial
+from .tasks.itemsource import systems_of
 
 if TYPE_CHECKING:
-    from .config import Study
     from .datasets import Review
     from .items import Item, ItemSet
-    from .sampling import Question
-    from .store import Answer, Progress, Session, Store
+    from .store import Answer, Progress, Session
 
 __all__ = ["CHECK_TYPES", "OUTCOMES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
-           "completion_code", "correct", "outcome_of", "parse_task_checks", "passes", "record_check", "session_outcome",
-           "skip_tutorial", "validate_checks"]
+           "completion_code", "correct", "outcome_of", "parse_task_checks", "passes", "pending_feedback",
+           "record_check", "session_outcome", "skip_tutorial", "validate_checks"]
+
+class Study(Protocol):
+    """What the checks read of a study (:class:`evalkit.config.Study` has it all): its tasks and their check
+    keys, its file (for messages) and its completion codes. A protocol, because the config is a floor above the
+    checks: it parses each task's check keys with :func:`parse_task_checks`."""
+
+    path: Path
+    tasks: Sequence[Any]
+    completion_code_pass: str
+    completion_code_fail: str
+    completion_code_full: str
+
+    def task_checks(self, task_id: str) -> TaskChecks | None:
+        """The parsed check keys of one task (None: it has none)."""
+
 
 CHECK_TYPES = ("tutorial", "attention")
 #: The kinds that take checks, and what their questions show: items of an items file, or reviews of the pools.
 CHECK_KINDS = ("compare", "score", "rank", "realfake", "triplet", "pairwise")
 DEFAULT_FEEDBACK = "That is not the answer we expected. Please read the texts again."
 _REAL_FAKE = ("real", "generated")
-
-
-class CheckFeedback(SurveyError):
-    """A wrong answer to a check question that shows feedback: nothing is recorded in ``evaluations`` yet."""
-
-    def __init__(self, feedback: str, *, skippable: bool = False) -> None:
-        super().__init__(feedback)
-        self.feedback = feedback
-        self.skippable = skippable
 
 
 @dataclass(frozen=True)
@@ -80,24 +90,6 @@ class TaskChecks:
     attention_feedback: bool = False
     file: Path | None = None
     entries: tuple[PoolCheck, ...] = ()
-
-
-@dataclass(frozen=True)
-class CheckSpec:
-    """What a planned check question is (server-side only): its type, id, and what counts as right.
-
-    ``rule``: ``source`` (the chosen / best / preferred text's source must be ``want``), ``response`` (the
-    stored response must be ``want``) or ``ranges`` (``want`` is JSON ``{scale: [low, high]}``; every score of
-    the scale must lie in it).
-    """
-
-    type: str
-    id: str
-    rule: str
-    want: str
-    feedback: str
-    skippable: bool = False
-    retry: bool = False
 
 
 # ----------------------------------------------------------------------------- config
@@ -202,7 +194,6 @@ def _items_of(task: Any, items: Mapping[Path, ItemSet]) -> ItemSet:
 
 def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple[str, ...], str, str]:
     """(systems shown, rule, want) of an items check; ConfigError when ``expect`` does not fit the kind."""
-    from .tasks.itemsource import systems_of
 
     check = item.check
     if not isinstance(check, Mapping) or "expect" not in check:
@@ -328,8 +319,6 @@ def validate_checks(study: Study, pools: Mapping[tuple[str, str], Sequence[Revie
 def _check_questions(task: Any, tc: TaskChecks, ids: Sequence[str], kind: str, rng: Mulberry32,
                      pools: Mapping[tuple[str, str], Sequence[Review]],
                      items: Mapping[Path, ItemSet]) -> list[Question]:
-    from .sampling import Question
-
     out: list[Question] = []
     for cid in ids:
         if tc.file is not None:
@@ -375,84 +364,6 @@ def add_checks(study: Study, per_task: dict[str, list[Question]], pools: Mapping
         for q in shuffle(attention, rng):
             regular.insert(rng.randbelow(len(regular) + 1), q)
         per_task[task.id] = [replace(q, index=i) for i, q in enumerate([*tutorial, *regular])]
-
-
-# ----------------------------------------------------------------------------- recording
-
-
-def correct(spec: CheckSpec, response: str, review_source: str | None, detail: Mapping[str, Any]) -> bool:
-    """Whether an answer meets a check (server-side, from the plan)."""
-    if spec.rule == "source":
-        return review_source is not None and review_source == spec.want
-    if spec.rule == "response":
-        return response == spec.want
-    ranges = json.loads(spec.want)
-    scores = detail.get("scores", {})
-    return all(scale in scores and scores[scale] and all(lo <= v <= hi for v in scores[scale])
-               for scale, (lo, hi) in ranges.items())
-
-
-def record_check(store: Store, session: Session, question: Question, response: str, *, review_source: str | None,
-                 time_spent_ms: int | None, detail: Mapping[str, Any], columns: Mapping[str, Any]) -> Answer:
-    """Store an answer to a check question: every try in ``check_tries``, the evaluations row (with the check
-    type and whether the first try was right) once the question is over.
-
-    A tutorial question is over when answered right (a wrong try raises :class:`CheckFeedback` with the
-    feedback); an attention check at once (silent), or with ``attention_feedback`` after a wrong first try
-    and one more answer, right or wrong."""
-    spec = question.check
-    assert spec is not None
-    ok = correct(spec, response, review_source, detail)
-    detail = {**detail, "check_id": spec.id}
-    answered = store.answered(session.session_id, question.task)
-    if question.index not in answered:
-        stored = store.record_check_try(session.session_id, question.task, question.index, response, correct=ok,
-                                        detail=detail, time_spent_ms=time_spent_ms)
-        attempt = int(stored["attempt"])
-        if not ok and (spec.type == "tutorial" or (spec.retry and attempt == 1)):
-            raise CheckFeedback(spec.feedback, skippable=spec.skippable)
-    tries = store.check_tries(session.session_id, question.task, question.index)
-    first = bool(tries[0]["correct"]) if tries else ok
-    return store.record_answer(session.session_id, question.task, question.index, response,
-                               review_source=review_source, time_spent_ms=time_spent_ms, detail=detail,
-                               check=spec.type, check_passed=first, **columns)
-
-
-def skip_tutorial(store: Store, session: Session, question: Question) -> Answer:
-    """Go on from a skippable tutorial question after a wrong try: its last try becomes the answer (not passed).
-    SurveyError when the question is not a skippable tutorial question or has no wrong try."""
-    from .tasks.responses import question_columns
-
-    spec = question.check
-    if spec is None or spec.type != "tutorial" or not spec.skippable:
-        raise SurveyError("This question cannot be skipped.")
-    tries = store.check_tries(session.session_id, question.task, question.index)
-    if not tries:
-        raise SurveyError("Please answer the question first; you can skip it after a wrong answer.")
-    last = tries[-1]
-    detail = json.loads(last["detail"] or "{}")
-    review = None
-    if spec.rule == "source":  # the stored try's response is a label (or a slider value): look the source up
-        resp = last["response"]
-        review = question.source_of(resp) if resp in question.labels else None
-    return store.record_answer(session.session_id, question.task, question.index, last["response"],
-                               review_source=review, time_spent_ms=last["time_spent_ms"],
-                               detail={**detail, "check_id": spec.id, "skipped": True}, check="tutorial",
-                               check_passed=False,
-                               **question_columns(question))
-
-
-def pending_feedback(store: Store, session: Session, question: Question) -> CheckFeedback | None:
-    """The feedback a check question shows now (its last try was wrong and it is not over), else None."""
-    if question.check is None:
-        return None
-    tries = store.check_tries(session.session_id, question.task, question.index)
-    if not tries or tries[-1]["correct"]:
-        return None
-    spec = question.check
-    if spec.type == "attention" and not spec.retry:
-        return None
-    return CheckFeedback(spec.feedback, skippable=spec.skippable)
 
 
 # ----------------------------------------------------------------------------- outcome

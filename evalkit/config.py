@@ -9,6 +9,9 @@ different study than the one the researcher wrote.
 Checks that need the review files (a source with no dataset file, a domain list
 asking for more reviews than the pool holds) are in :func:`check_pools`;
 :func:`open_study` runs both.
+
+Floor: the study (``.importlinter``). May import the checks, the task kinds and the core (items, datasets, rng,
+store, ...); never the planner, the analysis or anything above them.
 """
 
 from __future__ import annotations
@@ -27,14 +30,13 @@ from .checks import TaskChecks, parse_task_checks, validate_checks
 from .datasets import (
     DatasetError,
     Pools,
-    RatingItem,
     dataset_files,
     load_pools,
-    load_rating_items,
     read_file_bytes,
     review_counts,
 )
 from .items import ItemSet, load_items
+from .rating_items import RatingItem, load_rating_items
 from .store import Database, StoreError, resolve_database
 from .tasks import KINDS, Common, PairwiseTask, RatingTask, Task, TripletTask, known_kinds
 from .tasks.base import ConfigError, StudyPaths, Table, type_name

@@ -13,6 +13,8 @@ Conventions
 * A review is eligible when it has ``min_sentences..max_sentences`` sentences
   and ``min_chars..max_chars`` characters (both inclusive, measured on the
   joined text after the cut).
+
+Floor: core (``.importlinter``). Imports nothing from evalkit.
 """
 
 from __future__ import annotations
@@ -304,16 +306,3 @@ def review_counts(path: str | Path) -> tuple[int, int]:
     reviews = list(_parse_xml(Path(path)).iterchildren("Review"))
     with_text = sum(1 for r in reviews if any((t.text or "").strip() for t in r.iter("text")))
     return len(reviews), with_text
-
-
-_RATING_NAMES = frozenset(("GraphNode", "RatingItem", "load_rating_items"))
-
-
-def __getattr__(name: str) -> Any:
-    """Rating items live in :mod:`evalkit.rating_items` (evalkit's and GraphMind's shapes); their names stay
-    importable from here (loaded on first use: that module imports this one)."""
-    if name in _RATING_NAMES:
-        from . import rating_items
-
-        return getattr(rating_items, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,8 @@
 """Presentation helpers of the results page (no Streamlit): readable column names and local times.
 
 Stored times stay ISO 8601 UTC; only what the page shows is converted, to the researcher's time zone.
+
+Floor: core (``.importlinter``). Imports nothing from evalkit.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ One JSON object per line; blank lines are skipped::
 Every problem raises :class:`ItemError` (a :class:`~evalkit.datasets.DatasetError`) naming the file, the
 line and the key. Loading is one pass of ``json.loads`` per line plus cheap type checks: the indexes
 planning needs (:attr:`ItemSet.by_system`, :meth:`ItemSet.with_all`) are built on first use.
+
+Floor: core (``.importlinter``). May import :mod:`evalkit.datasets` and :mod:`evalkit.text` only.
 """
 
 from __future__ import annotations

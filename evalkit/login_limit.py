@@ -6,6 +6,8 @@ free, then one more every ``interval`` seconds across all sessions. A correct pa
 back, so only wrong guesses use the budget. A comparison that would have to wait for a token longer than
 ``max_wait`` is refused at once (the page says "try again in a few seconds") instead of queueing behind
 an attacker's back-off, so nobody ever waits more than ``max_wait`` seconds.
+
+Floor: core (``.importlinter``). Imports nothing from evalkit.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ How it works
 
 The answer is stored like any other: item id (``review_ids``) and systems in display order; the analysis does not
 know the items came from a queue.
+
+Floor: app services (``.importlinter``). May import the survey flow, the study (config, sampling, checks), the task
+kinds and the core; never the command line.
 """
 
 from __future__ import annotations
@@ -48,15 +51,15 @@ from typing import TYPE_CHECKING, Any
 
 from .balance import arrival_of, row_for
 from .rng import Mulberry32, derive_seed, shuffle
+from .survey import Step, session_step
 from .tasks import kind_of
 
 if TYPE_CHECKING:
     from .config import Study
     from .items import ItemSet
-    from .sampling import Question
+    from .question import Question
     from .store import Progress, QueueStatus, Session, Store
-    from .survey import Step
-    from .tasks.itemsource import QueueSpec
+    from .tasks.base import QueueSpec
 
 log = logging.getLogger("evalkit.queue")
 #: how many units in a row may fail to match the items file before a claim gives up (see claim_question)
@@ -314,8 +317,6 @@ def resolve_step(store: Store, study: Study, items: Mapping[Path, ItemSet], sess
     evaluator is marked finished and the next step is taken instead (the task's open attention checks, when the
     evaluator made judgments in it, else the next task's first step). ``hold(step)`` true (a break screen is
     due): the step is returned unclaimed, so no claim's time runs out while the evaluator rests."""
-    from .survey import session_step  # (survey imports the config, which imports the task kinds)
-
     for _ in range(len(study.tasks) + 1):
         step = session_step(study, session, questions, progress)
         if step.question is None or step.task is None or not is_queued(step.question):

@@ -16,6 +16,8 @@ any other name (``.jsonl``, ``.jsonl.gz``) is JSON Lines, one item per line. Gzi
 recognised by its first bytes. Texts are untrusted: they are kept as given and must be shown as plain text.
 Every problem raises :class:`~evalkit.datasets.DatasetError` naming the file, the line (JSON Lines) or the
 item's position (a JSON list), and the field.
+
+Floor: core (``.importlinter``). May import :mod:`evalkit.datasets` only.
 """
 
 from __future__ import annotations

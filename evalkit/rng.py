@@ -17,6 +17,8 @@ sequence, and no maintained package implements Mulberry32, so it is written
 here by hand (a dozen lines). The JavaScript state ``a`` is a double: it is kept
 as a Python float so that even after 2**53 / 0x6D2B79F5 calls, when the double
 starts to round, the sequence still matches JavaScript exactly.
+
+Floor: core (``.importlinter``). Imports nothing from evalkit.
 """
 
 from __future__ import annotations

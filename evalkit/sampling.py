@@ -37,23 +37,26 @@ Random draws happen in this order, which is part of the contract (changing it
 changes every plan): shared selections (study-seeded stream), then
 per-evaluator selections in task order, then per task: question order, then per
 question: positions, then truncation factors (per-evaluator tasks only).
+
+Floor: study services (``.importlinter``). May import the config, the checks, the task kinds (:mod:`evalkit.tasks`),
+:mod:`evalkit.resultkit` and the core; never the survey flow, the exports or the command line.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from .balance import row_for
-from .checks import CheckSpec, add_checks
+from .checks import add_checks
 from .config import BiasControls, PairwiseTask, RatingTask, Study, TripletTask
-from .datasets import PoolIndex, Pools, RatingItem, Review
+from .datasets import PoolIndex, Pools, Review
 from .items import ItemSet
+from .question import LABELS, Question
+from .rating_items import RatingItem
 from .rng import Mulberry32, derive_seed, shuffle
 from .tasks import KINDS
 from .tasks.base import PlanInputs
@@ -62,67 +65,11 @@ from .truncation import normalise_lengths, truncation_factors
 
 __all__ = ["LABELS", "PlanError", "Question", "item_order", "plan", "questions_by_task"]
 
-LABELS = string.ascii_uppercase
 _REJECTION_TRIES = 16
 
 
 PlanError = ItemsPlanError
 """The pools or items cannot fill the plan (e.g. a pool ran out of unused reviews)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One question of an evaluator's plan.
-
-    ``sources`` and ``review_ids`` are server-side only: pages show ``texts``
-    under ``labels``. ``slot`` is the question's position in the config's list
-    (the same slot means the same items across evaluators in ``shared`` mode).
-    """
-
-    task: str
-    kind: str
-    index: int
-    slot: int
-    domain: str
-    review_ids: tuple[str, ...]
-    sources: tuple[str, ...]
-    texts: tuple[str, ...]
-    matched: bool
-    input: str | None = None  # an items question: the item's input, shown above the outputs
-    title: str | None = None  # ... and its heading
-    #: a tutorial or attention-check question: what counts as right (server-side only, never on a page)
-    check: CheckSpec | None = None
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """Display labels: A, B, C, ..."""
-        return tuple(LABELS[: len(self.texts)])
-
-    def source_of(self, label: str) -> str:
-        """The source behind a display label (server-side)."""
-        return self.sources[self.labels.index(label)]
-
-    def as_dict(self, *, with_sources: bool = True) -> dict:
-        """JSON-ready form; ``with_sources=False`` gives only what a page may show."""
-        shown = []
-        for k, label in enumerate(self.labels):
-            entry: dict = {"label": label, "text": self.texts[k]}
-            if with_sources:
-                entry.update(source=self.sources[k], review_id=self.review_ids[k])
-            shown.append(entry)
-        out: dict = {"task": self.task, "kind": self.kind, "index": self.index, "domain": self.domain,
-                     "texts": shown}
-        if self.input is not None:
-            out["input"] = self.input
-        if self.title is not None:
-            out["title"] = self.title
-        if self.slot < 0 and not self.texts:  # judgments_per_item: the item is claimed from the queue when reached
-            out["queued"] = True
-        if with_sources:
-            out.update(slot=self.slot, matched=self.matched)
-            if self.check is not None:
-                out["check"] = {"type": self.check.type, "id": self.check.id}
-        return out
 
 
 class _Selector:

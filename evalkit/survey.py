@@ -21,7 +21,7 @@ from typing import Literal
 
 from .checks import completion_code, outcome_of, session_outcome
 from .config import Study, Task
-from .sampling import Question
+from .question import Question
 from .store import Progress, Session, Store
 from .tasks import kind_of
 from .tasks.base import SurveyError

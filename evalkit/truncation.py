@@ -9,6 +9,8 @@ one-word fragment of a next sentence is left), otherwise at a word boundary.
 Either way the text ends in ``...`` (a sentence's final ``.`` merges into it),
 so every text ends the same way and which source looks longest varies from
 question to question.
+
+Floor: core (``.importlinter``). May import :mod:`evalkit.rng` only.
 """
 
 from __future__ import annotations

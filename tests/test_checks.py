@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 
 from evalkit.analysis import Options, analyse, evaluations_csv, load_frames
-from evalkit.checks import CheckFeedback, SurveyError, correct, session_outcome, skip_tutorial
+from evalkit.checks import CheckFeedback, correct, session_outcome, skip_tutorial
 from evalkit.config import ConfigError, load_study, open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
 from evalkit.survey import finish_session, redirect_script
+from evalkit.tasks.base import SurveyError
 from evalkit.tasks.rank import record_rank
 from evalkit.tasks.realfake import record_realfake
 from evalkit.tasks.responses import record_choice, record_slider

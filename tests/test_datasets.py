@@ -16,10 +16,10 @@ from evalkit.datasets import (
     count_reviews,
     dataset_files,
     load_pools,
-    load_rating_items,
     load_reviews,
     parse_dataset_name,
 )
+from evalkit.rating_items import load_rating_items
 from tests.helpers import PAPER, ROOT, SEMEVAL, random_reviews, write_reviews
 
 LAPTOPS = SEMEVAL / "ABSA16_Laptops_Train_SB1_v2.xml"

@@ -6,6 +6,11 @@ what the analysis needs to know); how an answer is recorded lives beside it
 (:mod:`evalkit.tasks.responses` for questions drawn from the review pools). The Streamlit
 layer has one renderer per kind, ``pages/tasks/<kind>.py``. To add a kind: a module here,
 its line in :data:`KINDS`, its renderer, and tests (README, "Adding a task kind").
+
+Floor: task kinds (``.importlinter``). May import :mod:`evalkit.resultkit`, :mod:`evalkit.balance`,
+:mod:`evalkit.question` and the core (items, rating_items, datasets, rng, stats, store, text, missing); never the
+config, the checks or anything above. Inside the package the analyses sit over the kinds, the kinds over responses
+and checks' answers, those over :mod:`evalkit.tasks.base`.
 """
 
 from __future__ import annotations

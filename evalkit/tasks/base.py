@@ -5,6 +5,8 @@ A task kind is one module of :mod:`evalkit.tasks` holding its typed task class a
 come about (planned from review pools, or picked by the evaluator), counts its progress
 and describes it for the analysis. The registry in :mod:`evalkit.tasks` maps
 ``kind = "..."`` to that object; nothing else in evalkit asks which kind a task is.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -21,16 +23,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..analysis import TaskContext, TaskResult
     from ..datasets import Review
     from ..items import ItemSet
+    from ..question import Question
+    from ..resultkit import TaskContext, TaskResult
     from ..rng import Mulberry32
-    from ..sampling import Question
     from ..store import Progress
-    from .itemsource import QueueSpec
 
-__all__ = ["APP_FOLDER", "ID", "Common", "ConfigError", "PlanInputs", "StudyPaths", "SurveyError", "Table", "TaskKind",
-           "open_checks", "study_folder", "type_name"]
+__all__ = ["APP_FOLDER", "ID", "Common", "ConfigError", "PlanInputs", "QueueSpec", "StudyPaths", "SurveyError", "Table",
+           "TaskKind", "open_checks", "study_folder", "type_name"]
 
 MISSING: Any = object()
 ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -44,6 +45,16 @@ def type_name(value: Any) -> str:
     """How a TOML value's type is named in messages."""
     return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list",
             dict: "a table"}.get(type(value), type(value).__name__)
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """``judgments_per_item = k``: the task's items are dealt from one queue shared by all evaluators
+    (:mod:`evalkit.queue`), each item (with its systems) to ``k`` different evaluators; a claim that is not
+    answered within ``claim_minutes`` goes back to the queue."""
+
+    k: int
+    claim_minutes: float = 30.0
 
 
 class Table:
@@ -278,12 +289,10 @@ class TaskKind:
         """``evalkit check``'s warnings about the task's data (the study runs, but maybe not as meant): for a
         task over an items file (its ``source``), every item that lacks an output of a system the task lists
         (:func:`evalkit.tasks.itemsource.missing_outputs`). ``file``: the config."""
-        from .itemsource import ItemsSource, missing_outputs
-
         source = getattr(task, "source", None)
-        if not isinstance(source, ItemsSource):
+        if source is None or not hasattr(source, "warnings"):  # a pool task, or a task over the review pools
             return []
-        return missing_outputs(task.id, source, items[source.items], file.resolve().parent)
+        return source.warnings(task.id, items, file.resolve().parent)
 
     def step_label(self, task: Any, index: int, n_questions: int, rated: int, what: str) -> str:
         """The progress bar's text for the step at ``index`` (``rated``: items rated so far, picked kinds)."""

@@ -1,5 +1,8 @@
 """Kind ``compare``: two outputs of one item side by side (A / B), the item's input shown above them (the
-HELP protocol's shape). Answered by a forced choice, a choice with "no preference", or the HELP slider."""
+HELP protocol's shape). Answered by a forced choice, a choice with "no preference", or the HELP slider.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..items import ItemSet
-    from ..sampling import Question
+    from ..question import Question
 
 __all__ = ["KIND", "CompareTask"]
 

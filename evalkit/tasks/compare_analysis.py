@@ -6,6 +6,8 @@ A compare answer is stored like a pairwise one (``left_source`` / ``right_source
 :func:`evalkit.tasks.pairwise_analysis.pairwise_results`; this module adds ties counted as half, Bradley–Terry over the
 task's systems with bootstrap intervals, and the correlation of the systems' win shares with the items'
 automatic metrics.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -17,18 +19,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis import (
+from ..resultkit import (
     BT_ONE_EVALUATOR,
     Block,
     ResultDefaults,
     TaskContext,
-    _bt_frame,
-    _recode,
     bradley_terry_intervals,
     bt_evaluators,
+    bt_frame,
+    bt_table,
+    fmt_ci,
+    fmt_num,
+    fmt_pct,
     item_codes,
+    recode_column,
 )
-from ..export import bt_table, fmt_ci, fmt_num, fmt_pct
 from ..stats import bradley_terry_matrix
 from ..text import join_title
 from .items_analysis import (
@@ -133,7 +138,7 @@ class CompareResult(ResultDefaults):
         return rows + correlation_rows(self.correlations, self.title)
 
     def charts(self) -> dict[str, Any]:
-        from ..charts import bt_chart, rate_chart
+        from ..resultkit import bt_chart, rate_chart
 
         out: dict[str, Any] = {}
         if len(self.win_rates):
@@ -180,7 +185,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     if len(pair.records):
         intervals = bradley_terry_intervals([pair], systems, options.bootstrap_resamples, options.bootstrap_seed,
                                             confidence)
-        bt = in_order(_bt_frame(bradley_terry_matrix(systems, pair.wins.to_numpy()), intervals).rename(
+        bt = in_order(bt_frame(bradley_terry_matrix(systems, pair.wins.to_numpy()), intervals).rename(
             columns={"source": "system"}), systems)
     # win share per system over all its comparisons, ties as half (the win matrix counts them so)
     wm = pair.wins.to_numpy()
@@ -196,8 +201,8 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
         item, item_names = item_codes(rows)
         index = pd.Index(systems, dtype=object)
         judged = judged_pairs(np.concatenate([item, item]), item_names,
-                              np.concatenate([_recode(rows["left_source"], index),
-                                              _recode(rows["right_source"], index)]), systems)
+                              np.concatenate([recode_column(rows["left_source"], index),
+                                              recode_column(rows["right_source"], index)]), systems)
     system_level = shares[["system"]].assign(measure="win share (ties as half)", human=shares["share"])
     table, note = correlate(context, judged, system_level.dropna(subset=["human"]))
     return CompareResult(

@@ -10,6 +10,8 @@ How a value is stored (``form_answers.value``, text): ``text`` as typed (never c
 is refused), ``number`` as a decimal (``"25"``, ``"1.5"``), ``choice`` the option's text, ``multichoice`` a
 JSON list of the chosen options in the config's order (``["English", "German"]``: unambiguous whatever the
 options contain), ``likert`` the level as an integer (``"4"``). An optional field left empty is stored as NULL.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .base import Common, SurveyError, Table, TaskKind, type_name
 
 if TYPE_CHECKING:
-    from ..sampling import Question
+    from ..question import Question
     from ..store import FormAnswer, Progress, Session, Store
 
 __all__ = ["FIELD_TYPES", "KIND", "MAX_TEXT", "Field", "FormInvalid", "FormTask", "check_answers", "record_form"]

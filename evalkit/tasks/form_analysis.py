@@ -3,6 +3,8 @@ CSV (one row per session and field).
 
 Only sessions the statistics count are summarised (``active`` and ``completed``; with ``completed_only`` the
 completed ones); the CSV holds every stored answer with the session's status beside it.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from .. import stats
-from ..analysis import Options, TaskContext, _bt_frame
-from ..export import fmt_ci, fmt_num, fmt_p, fmt_pct
+from ..resultkit import Options, TaskContext, bt_frame, fmt_ci, fmt_num, fmt_p, fmt_pct
 from ..text import join_title
 
 if TYPE_CHECKING:
@@ -98,13 +97,13 @@ def bt_with_intervals(systems: Sequence[str], evaluator: np.ndarray, winner: np.
     high``, strongest first (see :func:`evalkit.stats.bradley_terry_bootstrap`)."""
     k = len(systems)
     if not len(winner) or k < 2:
-        return _bt_frame({}).rename(columns={"source": "system"})
+        return bt_frame({}).rename(columns={"source": "system"})
     w = np.bincount(winner * k + loser, weights=weight, minlength=k * k).reshape(k, k)
     _, evaluators = np.unique(evaluator, return_inverse=True)
     intervals = stats.bradley_terry_bootstrap(list(systems), evaluators, winner, loser, weight,
                                               resamples=options.bootstrap_resamples, confidence=options.confidence,
                                               seed=options.bootstrap_seed)
-    return _bt_frame(stats.bradley_terry_matrix(list(systems), w), intervals).rename(columns={"source": "system"})
+    return bt_frame(stats.bradley_terry_matrix(list(systems), w), intervals).rename(columns={"source": "system"})
 
 
 def judged_pairs(item: np.ndarray, item_names: np.ndarray, system: np.ndarray, systems: Sequence[str]

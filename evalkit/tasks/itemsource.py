@@ -27,24 +27,24 @@ The plan of one task for one evaluator
   the combination, never one the evaluator already has in this task, never an attention-check item (one
   with ``check``). A draw is O(1) expected (rejection from a cached candidate list), so a plan does not
   grow with the items file.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ..balance import extras, extras_before, row_for
 from ..items import Item, ItemSet
+from ..question import Question
 from ..rng import Mulberry32, derive_seed, shuffle
-from .base import Common, ConfigError, Table
-
-if TYPE_CHECKING:
-    from ..sampling import Question
+from .base import Common, ConfigError, QueueSpec, Table
 
 __all__ = ["ItemsSource", "PlanError", "QueueSpec", "balanced", "card_labels", "check_source", "deal", "items_source",
            "missing_outputs", "outline", "plan_items", "queued_questions", "systems_of"]
@@ -61,16 +61,6 @@ class PlanError(Exception):
 
 
 @dataclass(frozen=True)
-class QueueSpec:
-    """``judgments_per_item = k``: the task's items are dealt from one queue shared by all evaluators
-    (:mod:`evalkit.queue`), each item (with its systems) to ``k`` different evaluators; a claim that is not
-    answered within ``claim_minutes`` goes back to the queue."""
-
-    k: int
-    claim_minutes: float = 30.0
-
-
-@dataclass(frozen=True)
 class ItemsSource:
     """The keys of an items-based task that say where its questions come from."""
 
@@ -78,6 +68,10 @@ class ItemsSource:
     systems: tuple[str, ...]  # () = every system of the file
     questions: int
     queue: QueueSpec | None = None  # judgments_per_item: items from the shared queue, not the evaluator's seed
+
+    def warnings(self, task_id: str, items: Mapping[Path, ItemSet], folder: Path) -> list[str]:
+        """``evalkit check``'s warnings about this source's items file (:func:`missing_outputs`)."""
+        return missing_outputs(task_id, self, items[self.items], folder)
 
 
 def card_labels(t: Table, output: str = "Response") -> tuple[str, str]:
@@ -261,8 +255,6 @@ def combinations(systems: Sequence[str], n: int) -> list[tuple[str, ...]]:
 def queued_questions(task_id: str, kind: str, questions: int) -> list[Question]:
     """A queued task's plan: ``questions`` placeholders (no item yet; :func:`evalkit.queue.is_queued`), each
     filled with the item claimed from the shared queue when the evaluator reaches it (:mod:`evalkit.queue`)."""
-    from ..sampling import Question
-
     return [Question(task=task_id, kind=kind, index=i, slot=-1, domain="", review_ids=(), sources=(), texts=(),
                      matched=True) for i in range(questions)]
 
@@ -275,8 +267,6 @@ def task_rng(task_id: str, seed: int) -> Mulberry32:
 def plan_items(task_id: str, kind: str, items: ItemSet, shown: Sequence[tuple[str, ...]],
                rng: Mulberry32) -> list[Question]:
     """One question per entry of ``shown`` (systems in display order): a fresh item having all their outputs."""
-    from ..sampling import Question  # (sampling imports the config, which imports the task kinds)
-
     used: set[int] = set()
     out: list[Question] = []
     for index, systems in enumerate(shown):

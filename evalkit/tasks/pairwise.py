@@ -1,6 +1,9 @@
 """Kind ``pairwise``: which of two texts (two sources, same domain, drawn from the review pools) is better.
 Answered by a forced choice (:func:`evalkit.tasks.responses.record_choice`) or the HELP slider
-(:func:`evalkit.tasks.responses.record_slider`)."""
+(:func:`evalkit.tasks.responses.record_slider`).
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 

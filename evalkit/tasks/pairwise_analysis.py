@@ -20,19 +20,23 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import (
+from ..resultkit import (
     Block,
     ResultDefaults,
     TaskContext,
-    _bt_frame,
-    _buttons,
-    _code_of,
-    _codes,
-    _floats,
-    _interval_row,
-    _recode,
+    bt_frame,
+    bt_table,
+    code_of,
+    column_codes,
+    float_column,
+    fmt_ci,
+    fmt_num,
+    fmt_pct,
+    interval_row,
+    rate_table,
+    recode_column,
+    slider_buttons,
 )
-from ..export import _rate_table, bt_table, fmt_ci, fmt_num, fmt_pct
 from ..text import join_title
 from .items_analysis import count_text
 
@@ -67,7 +71,7 @@ class PairwiseResult(ResultDefaults):
 
     def blocks(self) -> list[Block]:
         out = [Block("Win rates (ties excluded from n)",
-                     _rate_table(self.win_rates, ["pair", "source", "wins", "ties", "n"]),
+                     rate_table(self.win_rates, ["pair", "source", "wins", "ties", "n"]),
                      chart=f"wins:{self.task}" if not self.win_rates.empty else "", page_heading="")]
         if not self.slider.empty:
             s = self.slider
@@ -114,7 +118,7 @@ def win_rate_rows(title: str, win_rates: pd.DataFrame, who: str = "source") -> l
 
 def win_rate_chart(result: PairwiseResult) -> Any:
     """Win rate of the first source of each pair with Wilson intervals and the 50 % line."""
-    from ..charts import rate_chart
+    from ..resultkit import rate_chart
 
     frame = result.win_rates.dropna(subset=["rate"]).drop_duplicates("pair").copy()
     other = [b if s == a else a for s, a, b in zip(frame["source"], frame["pair"].str.split(" vs ").str[0],
@@ -143,21 +147,21 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     used_columns = [c for c in ("session_id", "response", "left_source", "right_source", "button", "detail")
                     if c in ev.columns]
     rows = ev.loc[(ev["task"] == task["id"]).to_numpy(), used_columns]  # copy only what is used
-    button, button_names = _codes(_buttons(rows))
+    button, button_names = column_codes(slider_buttons(rows))
     slider = button >= 0
-    value = np.where(slider, _floats(rows["response"]), np.nan)
-    response, response_names = _codes(rows["response"])
+    value = np.where(slider, float_column(rows["response"]), np.nan)
+    response, response_names = column_codes(rows["response"])
     side = np.where(slider, np.where(value < 0, LEFT, np.where(value > 0, RIGHT, TIE)),
-                    np.where(response == _code_of(response_names, "A"), LEFT,
-                             np.where(response == _code_of(response_names, "B"), RIGHT, TIE)))
-    left, left_names = _codes(rows["left_source"])
-    right, right_names = _codes(rows["right_source"])
+                    np.where(response == code_of(response_names, "A"), LEFT,
+                             np.where(response == code_of(response_names, "B"), RIGHT, TIE)))
+    left, left_names = column_codes(rows["left_source"])
+    right, right_names = column_codes(rows["right_source"])
     used = (left >= 0) & (right >= 0)
     found = ({str(x) for x in left_names[np.unique(left[used])]}
              | {str(x) for x in right_names[np.unique(right[used])]})
     names = order(found) if order is not None else sorted(found)
     index = pd.Index(names, dtype=object)
-    lc, rc = _recode(rows["left_source"], index), _recode(rows["right_source"], index)
+    lc, rc = recode_column(rows["left_source"], index), recode_column(rows["right_source"], index)
     keep = used & (lc != rc)
     lc, rc, side, slider, value, button = lc[keep], rc[keep], side[keep], slider[keep], value[keep], button[keep]
     k = len(names)
@@ -169,7 +173,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     ties = np.bincount(pair[side == TIE], minlength=cells)
     wins_a = np.bincount(pair[winner == a], minlength=cells)
     wins_b = np.bincount(pair[winner == b], minlength=cells)
-    accept, reject = _code_of(button_names, "accept"), _code_of(button_names, "reject")
+    accept, reject = code_of(button_names, "accept"), code_of(button_names, "reject")
     win_rows, slider_rows, power_rows = [], [], []
     for p in np.flatnonzero(n_pair):
         first, second = names[p // k], names[p % k]
@@ -177,7 +181,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
         decided = int(n_pair[p] - ties[p])
         for source, wins in ((first, wins_a[p]), (second, wins_b[p])):
             win_rows.append({"pair": label, "source": source, "wins": int(wins), "ties": int(ties[p]),
-                             **_interval_row(int(wins), decided, 0.5, confidence)})
+                             **interval_row(int(wins), decided, 0.5, confidence)})
         rate = wins_a[p] / decided if decided else math.nan
         needed: float | None = None
         if decided and rate != 0.5:
@@ -207,7 +211,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
     w += 0.5 * np.bincount(lc[tie] * k + rc[tie], minlength=cells)
     w += 0.5 * np.bincount(rc[tie] * k + lc[tie], minlength=cells)
     wins = pd.DataFrame(w.reshape(k, k), index=index, columns=index)
-    session, session_names = _codes(rows["session_id"])
+    session, session_names = column_codes(rows["session_id"])
     session = session[keep]
     decided, drawn = (side != TIE) & (session >= 0), tie & (session >= 0)
     win_side, lose_side = np.where(side == RIGHT, rc, lc), np.where(side == RIGHT, lc, rc)
@@ -229,6 +233,6 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
         slider=pd.DataFrame(slider_rows, columns=["pair", "favoured", "mean", "low", "high", "sd", "n", "clipped",
                                                   "positive_draws", "negative_draws"]),
         power=pd.DataFrame(power_rows, columns=["pair", "source", "rate", "n", "needed_total", "further"]),
-        bradley_terry=_bt_frame(bt), records=records, wins=wins, evaluator_wins=evaluator_wins,
+        bradley_terry=bt_frame(bt), records=records, wins=wins, evaluator_wins=evaluator_wins,
         n_answers=len(rows),
     )

@@ -1,5 +1,8 @@
 """Kind ``rank``: n outputs of one item side by side, the item's input above them; the evaluator picks the
-best (``response = "best"``, best-of-N) or orders them all (``response = "ranking"``)."""
+best (``response = "best"``, best-of-N) or orders them all (``response = "ranking"``).
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from ..items import ItemSet
-    from ..sampling import Question
+    from ..question import Question
     from ..store import Answer, Session, Store
 
 __all__ = ["KIND", "RankTask", "best_missing", "order_from_places", "place_label", "place_name", "place_problems",

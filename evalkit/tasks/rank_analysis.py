@@ -5,6 +5,8 @@ An answer stores the systems in display order (``sources``) and the labels chose
 ``"B>A>C"`` best first). Answers are grouped by their (sources, response) pattern, of which there are few
 (at most the orderings of the systems shown, times the answers to them): each pattern is decoded once and
 weighted by how often it was given, so the statistics cost the same for a thousand or a million answers.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,20 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import BT_ONE_EVALUATOR, Block, ResultDefaults, TaskContext, _codes, item_codes, json_values
-from ..export import bt_table, fmt_ci, fmt_num, fmt_p, fmt_pct
+from ..resultkit import (
+    BT_ONE_EVALUATOR,
+    Block,
+    ResultDefaults,
+    TaskContext,
+    bt_table,
+    column_codes,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    item_codes,
+    json_values,
+)
 from ..text import join_title
 from .items_analysis import (
     BT_NOTE,
@@ -156,7 +170,7 @@ class RankResult(ResultDefaults):
             columns={"source": "system"}), note)
 
     def charts(self) -> dict[str, Any]:
-        from ..charts import bt_chart, rate_chart
+        from ..resultkit import bt_chart, rate_chart
 
         out: dict[str, Any] = {}
         shown = self.shares[self.shares["shown"] > 0]
@@ -176,7 +190,7 @@ def _patterns(rows: pd.DataFrame, systems: list[str]) -> tuple[np.ndarray, list[
     """Per answer its pattern code (-1: unreadable), and per pattern the systems shown and the order given
     (system codes; the order is [best] for best-of-n, best first for a ranking)."""
     source, shown = json_values(rows["sources"])
-    response, labels = _codes(rows["response"])
+    response, labels = column_codes(rows["response"])
     index = {s: k for k, s in enumerate(systems)}
     width = len(labels) + 1
     combined = np.where((source >= 0) & (response >= 0), source * width + response, -1)
@@ -221,7 +235,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     full = [p for p in used if len(orders[p]) == len(shows[p]) and len(shows[p]) >= 2 and len(orders[p]) > 1]
     mean_rank = pd.DataFrame(columns=["system", "mean", "low", "high", "sd", "n", "clipped"])
     pl = pd.DataFrame(columns=["system", "log_strength", "low", "high"])
-    session, _ = _codes(rows["session_id"])
+    session, _ = column_codes(rows["session_id"])
     ok = (pattern >= 0) & (session >= 0)
     n_pat = max(len(shows), 1)
     cell, per_cell = np.unique(session[ok] * n_pat + pattern[ok], return_counts=True)

@@ -1,5 +1,8 @@
 """Kind ``rating``: rubric ratings of items the evaluator picks from a list (e.g. a system's novelty
-assessment of papers they know), each item scored on every metric (1..n) with an optional comment."""
+assessment of papers they know), each item scored on every metric (1..n) with an optional comment.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from ..store import Rating, Session, Store
 from .base import Common, SurveyError, Table, TaskKind
 
 if TYPE_CHECKING:
-    from ..sampling import Question
+    from ..question import Question
     from ..store import Progress
 
 __all__ = ["KIND", "Metric", "RatingTask", "SystemLabel", "compact_dot_graph", "dot_graph", "finish_rating",

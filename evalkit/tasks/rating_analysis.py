@@ -17,20 +17,27 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import (
+from ..resultkit import (
     RATING_COLUMNS,
+    SCORE_ROW_COLUMNS,
     Block,
     Frames,
     Options,
     ResultDefaults,
     TaskContext,
-    _code_of,
-    _codes,
-    _rated_item_keys,
-    _take,
+    alpha_notes,
+    alpha_text,
+    code_of,
+    column_codes,
+    fmt_num,
+    mos_note,
+    mos_table,
+    rated_item_keys,
+    ratings_text,
+    scale_text,
+    take_codes,
     tasks_of,
 )
-from ..export import SCORE_ROW_COLUMNS, _scale_text, alpha_notes, alpha_text, fmt_num, mos_note, mos_table, ratings_text
 from ..text import join_title
 
 __all__ = ["RatingResult", "rating_chart", "rating_results", "results", "score_rows"]
@@ -88,7 +95,7 @@ class RatingResult(ResultDefaults):
 
     def main_rows(self) -> list[dict[str, Any]]:
         weighted = self.options.familiarity_weighted
-        scale = _scale_text(self.mos["scale"]) if len(self.mos) else "1–5"
+        scale = scale_text(self.mos["scale"]) if len(self.mos) else "1–5"
         section = join_title(self.title, f"mean score ({scale})" + (", familiarity-weighted" if weighted else ""))
         return [{"section": section, "label": r.label, "detail": "", "value": r.weighted_mean if weighted else r.mean,
                  "low": r.low, "high": r.high, "p_value": math.nan, "n": r.n,
@@ -104,7 +111,7 @@ def rating_chart(result: RatingResult) -> Any:
     panels a row, so that a rubric of four metrics fits a phone's screen (390 px) as well as a wide page."""
     import altair as alt
 
-    from ..charts import BLUE
+    from ..resultkit import BLUE
 
     order = list(dict.fromkeys(result.distribution["label"]))  # the rubric's order (``RatingResult.mos``)
     return alt.Chart(result.distribution).mark_bar(color=BLUE).encode(
@@ -149,21 +156,21 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
                        ["session_id", "question_index", "item_id", "metric", "score"]]
     labels = {m["id"]: m.get("label", m["id"]) for m in task.get("metrics", [])}
     scales = {m["id"]: int(m["scale"]) for m in task.get("metrics", []) if m.get("scale")}
-    metric, metric_names = _codes(rows["metric"])
+    metric, metric_names = column_codes(rows["metric"])
     present = {str(x) for x in metric_names[np.unique(metric[metric >= 0])]}
     metrics = list(labels) or sorted(present - {"familiarity"})
-    session, _ = _codes(rows["session_id"])
-    item, item_names = _codes(rows["item_id"])
+    session, _ = column_codes(rows["session_id"])
+    item, item_names = column_codes(rows["item_id"])
     question = rows["question_index"].to_numpy(dtype=np.int64)
     score = rows["score"].to_numpy(dtype=float)
     span = int(question.max()) + 1 if len(question) else 1
     asked = session * span + question  # one key per (session, question)
-    fam = metric == _code_of(metric_names, "familiarity")
+    fam = metric == code_of(metric_names, "familiarity")
     fam_keys, fam_first = np.unique(asked[fam], return_index=True)
     fam_index, fam_scores = pd.Index(fam_keys), score[fam][fam_first]
     mos_rows, dist_rows, agree_rows = [], [], []
     for name in metrics:
-        here = metric == _code_of(metric_names, name)
+        here = metric == code_of(metric_names, name)
         scores = score[here]
         scale = scales.get(name, 5)
         low_end = min(1.0, float(scores.min())) if len(scores) else 1.0
@@ -171,7 +178,7 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
         m = stats.mean_ci(scores, confidence, bounds=(low_end, high_end))
         weighted = math.nan
         if len(scores) and len(fam_keys):
-            w = _take(fam_scores, fam_index.get_indexer(asked[here]).astype(np.int64), np.nan)
+            w = take_codes(fam_scores, fam_index.get_indexer(asked[here]).astype(np.int64), np.nan)
             ok = ~np.isnan(w)
             if ok.any() and w[ok].sum() > 0:
                 weighted = float(np.average(scores[ok], weights=w[ok]))
@@ -193,7 +200,7 @@ def rating_results(ratings: pd.DataFrame, task: Mapping[str, Any], confidence: f
         task=task["id"], title=task.get("title", task["id"]), mos=mos,
         distribution=pd.DataFrame(dist_rows, columns=["metric", "label", "score", "count"]),
         agreement=pd.DataFrame(agree_rows, columns=["metric", "label", "alpha", "items", "raters", "note"]),
-        n_item_ratings=len(np.unique(_rated_item_keys(rated, _codes(rated["session_id"])[0]))),
+        n_item_ratings=len(np.unique(rated_item_keys(rated, column_codes(rated["session_id"])[0]))),
         n_items=int(rated["item_id"].nunique()),
     )
 

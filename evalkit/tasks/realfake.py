@@ -5,6 +5,8 @@ draw them, from the review pools (``sources`` + ``domains``).
 Balance: half of an evaluator's questions (rounded at random when odd) show the ``target`` (the real
 texts), the other half are dealt over the other systems or sources in rounds, and the order is shuffled;
 so an evaluator who always answers "real" scores 50 %, not the share of real texts in the file.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..question import Question
 from ..rng import Mulberry32, shuffle
 from .base import Common, ConfigError, PlanInputs, SurveyError, Table, TaskKind
 from .itemsource import (
@@ -32,7 +35,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..items import ItemSet
-    from ..sampling import Question
     from ..store import Answer, Session, Store
 
 __all__ = ["ANSWERS", "KIND", "RealFakeTask", "real_or_generated", "record_realfake"]
@@ -151,8 +153,6 @@ class RealFakeKind(TaskKind):
         check_source(file, task.id, task.source, its, 1, [(s,) for s in systems])
 
     def plan(self, task: RealFakeTask, inputs: PlanInputs) -> list[Question]:
-        from ..sampling import Question
-
         rng = task_rng(task.id, inputs.seed)
         if task.source is not None:
             its = inputs.items[task.source.items]

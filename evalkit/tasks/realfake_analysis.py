@@ -5,6 +5,8 @@ An answer stores ``response`` = ``real`` / ``generated``, the shown text's syste
 confidence level (1..k) in ``detail``; the task's ``target`` (the real texts) comes from its description.
 Signal detection takes the real texts as the signal: a hit is "real" said of a real text, a false alarm
 "real" said of a generated one.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,18 @@ import pandas as pd
 from scipy import stats as _st
 
 from .. import stats
-from ..analysis import Block, ResultDefaults, TaskContext, _code_of, _codes, _interval_row, json_int
-from ..export import fmt_ci, fmt_num, fmt_pct
+from ..resultkit import (
+    Block,
+    ResultDefaults,
+    TaskContext,
+    code_of,
+    column_codes,
+    fmt_ci,
+    fmt_num,
+    fmt_pct,
+    interval_row,
+    json_int,
+)
 from ..text import join_title
 from .items_analysis import count_text, rate_columns, rows_of, system_order
 
@@ -150,7 +162,7 @@ class RealFakeResult(ResultDefaults):
     def charts(self) -> dict[str, Any]:
         import altair as alt
 
-        from ..charts import BLUE, RED, rate_chart
+        from ..resultkit import BLUE, RED, rate_chart
 
         out: dict[str, Any] = {}
         s = self.systems[self.systems["n"] > 0]
@@ -183,16 +195,16 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     confidence = context.options.confidence
     target = str(task.get("target", ""))
     rows = rows_of(ev, task["id"], ["response", "review_source", "confidence", "detail"])
-    response, response_names = _codes(rows["response"])
-    source, source_names = _codes(rows["review_source"])
-    said_real = response == _code_of(response_names, "real")
-    answered = said_real | (response == _code_of(response_names, "generated"))
+    response, response_names = column_codes(rows["response"])
+    source, source_names = column_codes(rows["review_source"])
+    said_real = response == code_of(response_names, "real")
+    answered = said_real | (response == code_of(response_names, "generated"))
     keep = answered & (source >= 0)
     said_real, source = said_real[keep], source[keep]
-    is_real = source == _code_of(source_names, target)
+    is_real = source == code_of(source_names, target)
     correct = said_real == is_real
     n = len(correct)
-    accuracy = pd.DataFrame([{"correct": int(correct.sum()), **_interval_row(int(correct.sum()), n, 0.5, confidence)}],
+    accuracy = pd.DataFrame([{"correct": int(correct.sum()), **interval_row(int(correct.sum()), n, 0.5, confidence)}],
                             columns=["correct", "n", "rate", "low", "high", "p_value"])
     seen = {str(x) for x in source_names[np.unique(source)]} if n else set()
     systems = system_order(task, context, seen) or [target]  # the config's order, the target in its place
@@ -203,7 +215,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     real_said = np.bincount(sys_code[(sys_code >= 0) & said_real], minlength=len(systems))
     system_rows = []
     for k, name in enumerate(systems):
-        r = _interval_row(int(real_said[k]), int(shown[k]), 0.5, confidence)
+        r = interval_row(int(real_said[k]), int(shown[k]), 0.5, confidence)
         system_rows.append({"system": name, "role": "target" if name == target else "generated",
                             "judged_real": int(real_said[k]), **r, "detection": 1 - r["rate"],
                             "detection_low": 1 - r["high"], "detection_high": 1 - r["low"]})

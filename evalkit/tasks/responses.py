@@ -1,17 +1,21 @@
 """How a question is answered by a choice: a choice among its texts (triplet, pairwise, compare), with
 "no preference" (compare), or the HELP slider (pairwise, compare). Each function validates the answer on
-the server, looks the chosen text's source up server-side, and stores the answer exactly once."""
+the server, looks the chosen text's source up server-side, and stores the answer exactly once.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..missing import either
-from ..store import Answer, Session, Store
+from ..question import Question, question_columns
 from .base import SurveyError
+from .check_answers import record_check
 
 if TYPE_CHECKING:
-    from ..sampling import Question
+    from ..store import Answer, Session, Store
 
 __all__ = ["SLIDER_BUTTONS", "SLIDER_LABELS", "TIE", "TIE_LABEL", "card_noun", "choice_missing", "in_sentence",
            "plural", "question_columns", "record_choice", "record_slider", "save_answer"]
@@ -50,26 +54,12 @@ def plural(label: str) -> str:
     return label + "s"
 
 
-def question_columns(question: Question) -> dict:
-    """What every stored answer says about its question: kind, slot, domain, the sources (systems) in display
-    order, the item ids (an items question's one id, or one review id per text), and for two texts the
-    CERA-style ``left_source`` / ``right_source``."""
-    out = {"kind": question.kind, "slot": question.slot, "domain": question.domain or None,
-           "sources": list(question.sources), "item_ids": list(dict.fromkeys(question.review_ids)),
-           "matched": question.matched}
-    if len(question.sources) == 2:
-        out.update(left_source=question.sources[0], right_source=question.sources[1])
-    return out
-
-
 def save_answer(store: Store, session: Session, question: Question, response: str, *,
                 review_source: str | None, time_spent_ms: int | None, detail: dict | None = None) -> Answer:
     """Store a validated answer exactly once, with the question's columns (:func:`question_columns`). A tutorial
     or attention-check question goes through :func:`evalkit.checks.record_check`, which decides on the server
     whether it was right (and may raise :class:`~evalkit.checks.CheckFeedback` instead of storing it)."""
     if question.check is not None:
-        from ..checks import record_check
-
         return record_check(store, session, question, response, review_source=review_source,
                             time_spent_ms=time_spent_ms, detail=dict(detail or {}), columns=question_columns(question))
     return store.record_answer(session.session_id, question.task, question.index, response,

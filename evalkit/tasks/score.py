@@ -1,6 +1,9 @@
 """Kind ``score``: absolute ratings of systems' outputs on one or more scales (Likert levels with anchor texts,
 or a direct-assessment slider), one output per question or several of one item side by side (Pearmut's
-listwise view), optionally with a comment or a post-edit of each output."""
+listwise view), optionally with a comment or a post-edit of each output.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from ..items import ItemSet
-    from ..sampling import Question
+    from ..question import Question
     from ..store import Answer, Session, Store
 
 __all__ = ["COMMENT_CHARS", "KIND", "POST_EDIT_CHARS", "Scale", "ScoreTask", "missing_scores", "record_scores"]

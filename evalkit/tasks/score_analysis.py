@@ -6,6 +6,8 @@ display order (``sources``), so one score is (answer, position): its system is `
 item the answer's item, its evaluator the answer's session. Everything below works on those columns as
 integer codes (``np.bincount``), never row by row; the score JSON is parsed in bulk
 (:func:`evalkit.analysis.score_values`).
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -20,18 +22,21 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import (
+from ..resultkit import (
+    SCORE_ROW_COLUMNS,
     Block,
     Frames,
     ResultDefaults,
     TaskContext,
-    _codes,
+    column_codes,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
     item_codes,
     json_values,
     score_values,
     tasks_of,
 )
-from ..export import SCORE_ROW_COLUMNS, fmt_ci, fmt_num, fmt_p
 from ..text import join_title
 from .items_analysis import (
     CORRELATION_NOTE,
@@ -171,7 +176,7 @@ class ScoreResult(ResultDefaults):
         distribution, bars per level or tenth of the range, one colour per system. Systems in the task's order."""
         import altair as alt
 
-        from ..charts import BLUE
+        from ..resultkit import BLUE
 
         out: dict[str, Any] = {}
         systems = self.systems or list(dict.fromkeys(self.means["system"]))
@@ -220,10 +225,10 @@ def _scales(task: Mapping[str, Any], rows: pd.DataFrame) -> list[dict[str, Any]]
     import pyarrow as pa
     import pyarrow.json as pj
 
-    from ..analysis import _ndjson
+    from ..resultkit import ndjson_buffer
 
     column = rows["score_detail"] if "score_detail" in rows.columns else rows["detail"]
-    table = pj.read_json(pa.BufferReader(_ndjson(column)))
+    table = pj.read_json(pa.BufferReader(ndjson_buffer(column)))
     if "scores" not in table.column_names:
         return []
     table = pa.Table.from_struct_array(table.column("scores").combine_chunks())
@@ -256,7 +261,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     for code, lst in enumerate(shown):
         if isinstance(lst, list):
             lookup[code, : len(lst)] = sys_index.get_indexer([str(s) for s in lst])
-    session, _ = _codes(rows["session_id"])
+    session, _ = column_codes(rows["session_id"])
     item, item_names = item_codes(rows) if "item_ids" in rows.columns else (np.full(len(rows), -1),
                                                                              np.zeros(0, dtype=object))
     k = len(systems)

@@ -1,5 +1,8 @@
 """Kind ``triplet``: which of N texts (one per source, same domain, drawn from the review pools) comes from
-the target source. Answered by a choice among the texts (:func:`evalkit.tasks.responses.record_choice`)."""
+the target source. Answered by a choice among the texts (:func:`evalkit.tasks.responses.record_choice`).
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
+"""
 
 from __future__ import annotations
 

@@ -18,8 +18,19 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..analysis import Block, ResultDefaults, TaskContext, _codes, _interval_row
-from ..export import _p_clause, _rate_table, fmt_ci, fmt_num, fmt_p, fmt_pct
+from ..resultkit import (
+    Block,
+    ResultDefaults,
+    TaskContext,
+    column_codes,
+    fmt_ci,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    interval_row,
+    p_clause,
+    rate_table,
+)
 from ..text import join_title
 
 __all__ = ["PER_EVALUATOR_KAPPA_NOTE", "TripletResult", "results", "selection_chart", "triplet_results"]
@@ -62,7 +73,7 @@ class TripletResult(ResultDefaults):
 
     def blocks(self) -> list[Block]:
         k = max(len(self.sources), 2)
-        rates = _rate_table(self.selection, ["source", "role", "picked", "n"])
+        rates = rate_table(self.selection, ["source", "role", "picked", "n"])
         out = [Block(f"Selection rate per source (chance {100 / k:.1f}%, exact binomial test against 1/{k})", rates,
                      chart=f"selection:{self.task}", page_heading="")]
         if self.accuracy:
@@ -72,10 +83,10 @@ class TripletResult(ResultDefaults):
                                                  f"{fmt_ci(a['low'], a['high'])}, p {fmt_p(a['p_value'])}",
                           shown="page"),
                     Block("", None, f"Accuracy {found}{a['picked']}/{a['n']} = {fmt_pct(a['rate'])}% "
-                                    f"{fmt_ci(a['low'], a['high'])}, p {_p_clause(a['p_value'])}.", shown="report")]
+                                    f"{fmt_ci(a['low'], a['high'])}, p {p_clause(a['p_value'])}.", shown="report")]
         out += [
             Block("Turing view (fooling rate = generated text picked as the target)",
-                  _rate_table(self.turing, ["source", "fooled", "n"]), shown="report"),
+                  rate_table(self.turing, ["source", "fooled", "n"]), shown="report"),
             Block("", None, page_heading=f"**Fleiss' kappa** over {self.kappa_basis}: {fmt_num(self.kappa, 3)} "
                                          f"({self.kappa_subjects} subjects, {self.kappa_raters} raters)", shown="page"),
             Block("", None, f"Fleiss' kappa over {self.kappa_basis}: {fmt_num(self.kappa, 3)} ({self.kappa_subjects} "
@@ -86,7 +97,7 @@ class TripletResult(ResultDefaults):
         if self.unmatched:
             out.append(Block("", None, f"{self.unmatched} answers came from questions that could not be "
                                        "length-matched.", shown="page"))
-        out.append(Block("Per domain", _rate_table(self.per_domain, ["domain", "source", "picked", "n"]),
+        out.append(Block("Per domain", rate_table(self.per_domain, ["domain", "source", "picked", "n"]),
                          folded=True))
         return out
 
@@ -103,7 +114,7 @@ class TripletResult(ResultDefaults):
 
 def selection_chart(result: TripletResult) -> Any:
     """Selection rate per source with Wilson intervals and the chance line (1/k)."""
-    from ..charts import rate_chart
+    from ..resultkit import rate_chart
 
     k = max(len(result.sources), 2)
     frame = result.selection.dropna(subset=["rate"])
@@ -121,7 +132,7 @@ def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float
     rows = ev.loc[(ev["task"] == task["id"]).to_numpy(),
                   ["session_id", "slot", "review_source", "domain", "matched"]]  # copy only what is used
     n = len(rows)
-    src, src_names = _codes(rows["review_source"])
+    src, src_names = column_codes(rows["review_source"])
     k_all = len(src_names)
     picked_arr = np.bincount(src[src >= 0], minlength=k_all)
     picked = {str(name): int(c) for name, c in zip(src_names, picked_arr, strict=True) if c}
@@ -130,10 +141,10 @@ def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float
     k = max(len(sources), 2)
     selection = pd.DataFrame([
         {"source": s, "role": "target" if s == target else "generated", "picked": picked.get(s, 0),
-         **_interval_row(picked.get(s, 0), n, 1 / k, confidence)} for s in sources
+         **interval_row(picked.get(s, 0), n, 1 / k, confidence)} for s in sources
     ], columns=["source", "role", "picked", "n", "rate", "low", "high", "p_value"])
     turing = selection[selection["role"] == "generated"].rename(columns={"picked": "fooled"}).drop(columns="role")
-    accuracy = {"picked": picked.get(target, 0), **_interval_row(picked.get(target, 0), n, 1 / k, confidence)
+    accuracy = {"picked": picked.get(target, 0), **interval_row(picked.get(target, 0), n, 1 / k, confidence)
                 } if target else {}
     # Fleiss' kappa as CERA computes it: subjects = question slots, categories = the source picked,
     # raters = evaluators. In "shared" selection a slot is the very same triplet for everyone.
@@ -143,7 +154,7 @@ def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float
     counts = np.bincount(slot[both] * k_all + src[both], minlength=n_slots * k_all).reshape(n_slots, k_all)
     counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
     kappa = stats.fleiss_kappa(counts) if n else math.nan
-    dom, dom_names = _codes(rows["domain"])
+    dom, dom_names = column_codes(rows["domain"])
     per_dom = np.bincount(dom[(dom >= 0) & (src >= 0)] * k_all + src[(dom >= 0) & (src >= 0)],
                           minlength=len(dom_names) * k_all).reshape(len(dom_names), k_all)
     dom_n = np.bincount(dom[dom >= 0], minlength=len(dom_names))
@@ -155,10 +166,10 @@ def triplet_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: float
         for s in sources:
             got = int(per_dom[d, source_code[s]]) if s in source_code else 0
             per_domain.append({"domain": dom_names[d], "source": s, "picked": got,
-                               **_interval_row(got, int(dom_n[d]), 1 / k, confidence)})
+                               **interval_row(got, int(dom_n[d]), 1 / k, confidence)})
     per_domain_df = pd.DataFrame(per_domain, columns=["domain", "source", "picked", "n", "rate", "low", "high",
                                                       "p_value"])
-    sessions, _ = _codes(rows["session_id"])
+    sessions, _ = column_codes(rows["session_id"])
     return TripletResult(
         task=task["id"], title=task.get("title", task["id"]), target=target, sources=sources, selection=selection,
         turing=turing.reset_index(drop=True),

@@ -1,0 +1,105 @@
+"""Answering a tutorial or attention-check question: :func:`record_check` stores every try and decides on the
+server whether it was right (the expectation is the plan's :class:`~evalkit.question.CheckSpec`, never on a
+page), :func:`pending_feedback` and :func:`skip_tutorial` serve the page; a wrong try that shows feedback raises
+:class:`CheckFeedback`.
+
+Part of the task-kind framework: every kind's answer goes through :func:`evalkit.tasks.responses.save_answer`,
+which hands check questions to this module. May import :mod:`evalkit.question`, :mod:`evalkit.store` and
+:mod:`evalkit.tasks.base`. (:mod:`evalkit.checks` re-exports these names.)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..question import CheckSpec, Question, question_columns
+from .base import SurveyError
+
+if TYPE_CHECKING:
+    from ..store import Answer, Session, Store
+
+__all__ = ["CheckFeedback", "correct", "pending_feedback", "record_check", "skip_tutorial"]
+
+
+class CheckFeedback(SurveyError):
+    """A wrong answer to a check question that shows feedback: nothing is recorded in ``evaluations`` yet."""
+
+    def __init__(self, feedback: str, *, skippable: bool = False) -> None:
+        super().__init__(feedback)
+        self.feedback = feedback
+        self.skippable = skippable
+
+
+def correct(spec: CheckSpec, response: str, review_source: str | None, detail: Mapping[str, Any]) -> bool:
+    """Whether an answer meets a check (server-side, from the plan)."""
+    if spec.rule == "source":
+        return review_source is not None and review_source == spec.want
+    if spec.rule == "response":
+        return response == spec.want
+    ranges = json.loads(spec.want)
+    scores = detail.get("scores", {})
+    return all(scale in scores and scores[scale] and all(lo <= v <= hi for v in scores[scale])
+               for scale, (lo, hi) in ranges.items())
+
+
+def record_check(store: Store, session: Session, question: Question, response: str, *, review_source: str | None,
+                 time_spent_ms: int | None, detail: Mapping[str, Any], columns: Mapping[str, Any]) -> Answer:
+    """Store an answer to a check question: every try in ``check_tries``, the evaluations row (with the check
+    type and whether the first try was right) once the question is over.
+
+    A tutorial question is over when answered right (a wrong try raises :class:`CheckFeedback` with the
+    feedback); an attention check at once (silent), or with ``attention_feedback`` after a wrong first try
+    and one more answer, right or wrong."""
+    spec = question.check
+    assert spec is not None
+    ok = correct(spec, response, review_source, detail)
+    detail = {**detail, "check_id": spec.id}
+    answered = store.answered(session.session_id, question.task)
+    if question.index not in answered:
+        stored = store.record_check_try(session.session_id, question.task, question.index, response, correct=ok,
+                                        detail=detail, time_spent_ms=time_spent_ms)
+        attempt = int(stored["attempt"])
+        if not ok and (spec.type == "tutorial" or (spec.retry and attempt == 1)):
+            raise CheckFeedback(spec.feedback, skippable=spec.skippable)
+    tries = store.check_tries(session.session_id, question.task, question.index)
+    first = bool(tries[0]["correct"]) if tries else ok
+    return store.record_answer(session.session_id, question.task, question.index, response,
+                               review_source=review_source, time_spent_ms=time_spent_ms, detail=detail,
+                               check=spec.type, check_passed=first, **columns)
+
+
+def skip_tutorial(store: Store, session: Session, question: Question) -> Answer:
+    """Go on from a skippable tutorial question after a wrong try: its last try becomes the answer (not passed).
+    SurveyError when the question is not a skippable tutorial question or has no wrong try."""
+    spec = question.check
+    if spec is None or spec.type != "tutorial" or not spec.skippable:
+        raise SurveyError("This question cannot be skipped.")
+    tries = store.check_tries(session.session_id, question.task, question.index)
+    if not tries:
+        raise SurveyError("Please answer the question first; you can skip it after a wrong answer.")
+    last = tries[-1]
+    detail = json.loads(last["detail"] or "{}")
+    review = None
+    if spec.rule == "source":  # the stored try's response is a label (or a slider value): look the source up
+        resp = last["response"]
+        review = question.source_of(resp) if resp in question.labels else None
+    return store.record_answer(session.session_id, question.task, question.index, last["response"],
+                               review_source=review, time_spent_ms=last["time_spent_ms"],
+                               detail={**detail, "check_id": spec.id, "skipped": True}, check="tutorial",
+                               check_passed=False,
+                               **question_columns(question))
+
+
+def pending_feedback(store: Store, session: Session, question: Question) -> CheckFeedback | None:
+    """The feedback a check question shows now (its last try was wrong and it is not over), else None."""
+    if question.check is None:
+        return None
+    tries = store.check_tries(session.session_id, question.task, question.index)
+    if not tries or tries[-1]["correct"]:
+        return None
+    spec = question.check
+    if spec.type == "attention" and not spec.retry:
+        return None
+    return CheckFeedback(spec.feedback, skippable=spec.skippable)
