@@ -1,7 +1,10 @@
-"""Command line: ``python -m evalkit check | plan | report | export | copy | invite``.
+"""Command line: ``evalkit check | plan | report | export | copy | invite | serve`` (the ``evalkit`` command of
+``pip install .``, or ``python -m evalkit``).
 
 Exit status 0 on success, 1 when the study or its data is invalid (the message
-names the file and the key), 2 for a usage error.
+names the file and the key), 2 for a usage error (and for ``serve``, a study
+config that is not there). Nothing here imports Streamlit: ``serve`` starts it
+in its own process (:mod:`evalkit.serve`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .balance import audit, audit_lines
+from .audit import audit, audit_lines
 from .checks import TaskChecks
 from .config import ConfigError, LoadedStudy, RatingTask, Study, load_study, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews
@@ -35,6 +38,7 @@ from .invite import (
 from .items import ItemSet
 from .queue import count_units
 from .sampling import PlanError, plan
+from .serve import app_dir, run, streamlit_command
 from .store import Store, StoreError, check_database, describe, open_store, resolve_database
 from .tasks import kind_of
 
@@ -352,6 +356,40 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Start the survey (``streamlit run`` on the app) for the study ``args.config``."""
+    config = Path(args.config)
+    if not config.is_file():
+        print(f"error: {args.config}: study config not found; give the study's config.toml: "
+              f"{args.prog} CONFIG", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    env["EVALKIT_CONFIG"] = str(config.resolve())  # its relative paths stay relative to its own folder
+    if args.database is not None:  # absolute, so the server reads the database this folder's path names
+        env["EVALKIT_DATABASE"] = str(resolve_database(args.database, Path.cwd()))
+    # checked here, as the app will read it (same overrides), so a set-up error shows now, not on the first page
+    if env.get("EVALKIT_DATABASE"):
+        study = load_study(config, database=env["EVALKIT_DATABASE"])
+    else:
+        study = load_study(config, database=database_secret(), database_from="the database_url secret")
+    try:
+        folder = app_dir()
+    except FileNotFoundError as exc:
+        raise ConfigError(str(exc)) from None
+    print(f"serving {study.title!r} ({study.path}), database {describe(study.database)}", file=sys.stderr)
+    return run(streamlit_command(folder, port=args.port, address=args.address, extra=args.streamlit_args), env)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError("the port must be in 1..65535")
+    return value
+
+
 def _share(text: str) -> float:
     try:
         value = float(text)
@@ -395,10 +433,9 @@ def _arrival(text: str) -> int:
 DB_HELP = "the study's database: a SQLite path, sqlite:///path or postgresql://user:password@host:port/db"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``python -m evalkit`` argument parser."""
-    parser = argparse.ArgumentParser(prog="python -m evalkit",
-                                     description="evalkit: human evaluation of generated text")
+def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
+    """The command line's argument parser; ``prog`` is the command as typed (``evalkit`` for the installed one)."""
+    parser = argparse.ArgumentParser(prog=prog, description="evalkit: human evaluation of generated text")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate config.toml and the datasets; print pool sizes")
     p.add_argument("config", nargs="?", default="config.toml", help="study config (default: config.toml)")
@@ -457,12 +494,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--id-column", help="the CSV's id column (default: participant_id, participant, id or pid)")
     p.add_argument("--note-column", help="the CSV's note column (default: note, label, email or name)")
     p.set_defaults(func=cmd_invite)
+    p = sub.add_parser("serve", help="start the survey (Streamlit) on a study",
+                       usage="%(prog)s [-h] [--port PORT] [--address ADDRESS] [--database DATABASE] [CONFIG] "
+                             "[-- STREAMLIT_ARGS ...]",
+                       description="Start the survey app (streamlit run) on the study CONFIG, with the app's own "
+                                   "Streamlit settings; the working directory's .streamlit/secrets.toml is read as "
+                                   "by the app. Arguments after -- go to streamlit run, e.g. -- "
+                                   "--server.headless=true --server.baseUrlPath=survey")
+    p.add_argument("config", nargs="?", default="config.toml", metavar="CONFIG",
+                   help="study config (default: config.toml); sets EVALKIT_CONFIG")
+    p.add_argument("--port", type=_port, help="the port to serve on (default: Streamlit's, 8501)")
+    p.add_argument("--address", help="the address to listen on (default: Streamlit's, every interface)")
+    p.add_argument("--database", help=DB_HELP + "; overrides [study] database (sets EVALKIT_DATABASE)")
+    p.set_defaults(func=cmd_serve, prog=p.prog, streamlit_args=[])
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
-    args = build_parser().parse_args(argv)
+def split_passthrough(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``serve ... -- ARGS``: evalkit's arguments and the ones after ``--`` for ``streamlit run``. Other commands
+    keep their ``--`` (argparse's meaning)."""
+    argv = list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)  # the top level has no options but -h
+    if command == "serve" and "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, []
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m evalkit") -> int:
+    """Entry point; returns the exit status. ``prog`` names the command in usage and messages."""
+    own, passthrough = split_passthrough(sys.argv[1:] if argv is None else argv)
+    args = build_parser(prog).parse_args(own)
+    if passthrough:
+        args.streamlit_args = passthrough
     try:
         return args.func(args)
     except (ConfigError, DatasetError, PlanError, StoreError, InviteError) as exc:
@@ -473,6 +537,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def script() -> None:
+    """The ``evalkit`` command of ``pip install .`` (``[project.scripts]``)."""
+    sys.exit(main(prog="evalkit"))
 
 
 if __name__ == "__main__":
