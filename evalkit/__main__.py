@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .audit import audit, audit_lines
+from .balance import audit, audit_lines
 from .checks import TaskChecks
 from .config import ConfigError, LoadedStudy, RatingTask, Study, load_study, needed_reviews, open_study
 from .datasets import DatasetError, count_reviews

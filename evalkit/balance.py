@@ -1,4 +1,4 @@
-"""Balanced display orders across evaluators: Williams designs keyed by arrival order.
+"""Balanced display orders across evaluators: Williams designs keyed by arrival order, and their audit.
 
 An evaluator's *arrival* is the number of sessions created before theirs (``sessions.meta["arrival"]``, set by
 :meth:`evalkit.store.base.Store.create_session`). Plans that know it (:func:`evalkit.sampling.plan` with
@@ -20,17 +20,24 @@ questions are balanced as well (within one).
 Reference: E. J. Williams (1949), "Experimental designs balanced for the estimation of residual effects of
 treatments", Australian Journal of Scientific Research, Series A 2(2), 149-168.
 
-Everything here is pure integer arithmetic; :mod:`evalkit.audit` counts how the orders fell over simulated
-evaluators. Imports nothing from evalkit.
+Everything here but :func:`audit` (which needs scipy) is pure integer arithmetic. Floor: the kinds' toolkit
+(``.importlinter``); imports nothing from evalkit but :mod:`evalkit.question` (for types).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["arrival_of", "extras", "extras_before", "row_for", "williams"]
+if TYPE_CHECKING:
+    from .question import Question
+
+__all__ = ["TaskBalance", "arrival_of", "audit", "audit_lines", "extras", "extras_before", "row_for",
+           "williams"]
 
 
 @lru_cache(maxsize=64)
@@ -89,3 +96,115 @@ def arrival_of(meta: Mapping[str, Any] | None) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
     return value
+
+
+# ----------------------------------------------------------------------------- the audit
+
+
+@dataclass
+class TaskBalance:
+    """How one task's texts fell over simulated evaluators: counts per (position, system) and per pair."""
+
+    task: str
+    kind: str
+    evaluators: int
+    questions: int = 0
+    positions: Counter[tuple[int, str]] = field(default_factory=Counter)
+    pairs: Counter[tuple[str, str]] = field(default_factory=Counter)  # two texts per question: the unordered pair
+    width: int = 0  # texts per question (the most seen)
+
+    @property
+    def systems(self) -> list[str]:
+        """The systems (or sources) seen, in first-seen order of their position counts."""
+        return list(dict.fromkeys(s for _, s in self.positions))
+
+    def position_test(self) -> tuple[float, int, float]:
+        """(statistic, degrees of freedom, p-value): each system's counts over the positions against uniform
+        (its own total spread evenly; :func:`scipy.stats.chisquare` per system, statistics and degrees of
+        freedom summed)."""
+        from scipy.stats import chi2, chisquare
+
+        stat, df = 0.0, 0
+        for s in self.systems:
+            counts = [self.positions[(p, s)] for p in range(self.width)]
+            if sum(counts) and self.width > 1:
+                stat += float(chisquare(counts).statistic)
+                df += self.width - 1
+        return stat, df, float(chi2.sf(stat, df)) if df else 1.0
+
+    def pair_test(self) -> tuple[float, int, float]:
+        """(statistic, degrees of freedom, p-value) of the pair counts against uniform over every pair of the
+        systems seen (a pair never shown counts 0)."""
+        from scipy.stats import chisquare
+
+        counts = [self.pairs[p] for p in self.all_pairs()]
+        if len(counts) < 2 or not sum(counts):
+            return 0.0, 0, 1.0
+        result = chisquare(counts)
+        return float(result.statistic), len(counts) - 1, float(result.pvalue)
+
+    def all_pairs(self) -> list[tuple[str, str]]:
+        """Every unordered pair of the systems seen in two-text questions, in first-seen order."""
+        seen = list(dict.fromkeys(s for pair in self.pairs for s in pair))
+        return [tuple(sorted(p)) for p in itertools.combinations(seen, 2)]  # type: ignore[misc]
+
+
+def audit(plans: Iterable[Sequence[Question]]) -> list[TaskBalance]:
+    """Count, per task with planned questions, which system (or source) sat at which position and,
+    for the kinds over items files (whose plans deal every pair of systems), which pairs were shown, over the
+    given plans (one per simulated evaluator). A pool task's pairs are the config's, so they are not counted."""
+    out: dict[str, TaskBalance] = {}
+    n = 0
+    for questions in plans:
+        n += 1
+        for q in questions:
+            if q.check is not None or not q.sources:  # tutorial and attention checks are fixed items, not part of
+                continue  # the design; a judgments_per_item placeholder gets its item and order when claimed
+            b = out.setdefault(q.task, TaskBalance(q.task, q.kind, 0))
+            b.questions += 1
+            b.width = max(b.width, len(q.sources))
+            for p, s in enumerate(q.sources):
+                b.positions[(p, s)] += 1
+            # An items question shows one item's outputs (its review ids: that item's id, once per text); a pool
+            # question's pairs of sources are the config's, so they are not counted.
+            if len(q.sources) == 2 and len(set(q.review_ids)) == 1:
+                b.pairs[tuple(sorted(q.sources))] += 1  # type: ignore[index]
+    for b in out.values():
+        b.evaluators = n
+    return list(out.values())
+
+
+def _ratio(counts: Sequence[int]) -> str:
+    low, high = min(counts), max(counts)
+    return f"max/min {high / low:.2f}" if low else "max/min inf (a count is 0)"
+
+
+def audit_lines(balances: Sequence[TaskBalance], labels: Sequence[str] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                modes: Mapping[str, str] | None = None) -> list[str]:
+    """``evalkit check``'s lines for :func:`audit`: per task the count of each system per position, the
+    max/min ratio, a chi-square test against uniform and, for two texts per question, the counts per pair.
+    ``modes`` names how each task orders its texts ("rotation" or "shuffle")."""
+    lines: list[str] = []
+    for b in balances:
+        mode = (modes or {}).get(b.task, "") if b.width > 1 else ""
+        lines.append(f"  Task {b.task!r} ({b.kind}{', ' + mode if mode else ''}): {b.questions} questions")
+        systems = b.systems
+        if b.width == 1:
+            counts = [b.positions[(0, s)] for s in systems]
+            shown = ", ".join(f"{s} {c}" for s, c in zip(systems, counts, strict=True))
+            lines.append(f"    one text per question: {shown}; {_ratio(counts)}")
+            continue
+        width = max(len(s) for s in systems)
+        for s in systems:
+            counts = [b.positions[(p, s)] for p in range(b.width)]
+            cells = "  ".join(f"{labels[p]} {c:>5}" for p, c in enumerate(counts))
+            lines.append(f"    {s:<{width}}  {cells}   {_ratio(counts)}")
+        stat, df, p = b.position_test()
+        lines.append(f"    positions: chi-square {stat:.2f} (df {df}), p = {p:.3g}")
+        if b.pairs:
+            pairs = b.all_pairs()
+            counts = [b.pairs[q] for q in pairs]
+            stat, df, p = b.pair_test()
+            shown = ", ".join(f"{x}-{y} {b.pairs[(x, y)]}" for x, y in pairs)
+            lines.append(f"    pairs: {shown}; {_ratio(counts)}; chi-square {stat:.2f} (df {df}), p = {p:.3g}")
+    return lines

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import chisquare
 
-from evalkit.audit import audit, audit_lines
-from evalkit.balance import arrival_of, extras, extras_before, row_for, williams
+from evalkit.balance import arrival_of, audit, audit_lines, extras, extras_before, row_for, williams
 from evalkit.config import ConfigError, load_study, open_study
 from evalkit.datasets import load_pools
 from evalkit.rng import Mulberry32
