@@ -1,4 +1,4 @@
-"""Run every benchmark and print its Markdown section (the figures quoted in the README).
+"""Run every benchmark and print its Markdown section (the figures quoted in docs/explanation/performance.md).
 
     python bench/run.py            # all of them (about 17 minutes on 2 cores)
     python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items

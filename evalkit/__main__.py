@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .analysis import Report
 
 # The analysis and the exports (pandas, scipy: a second and 150 MB) are imported by the commands that use them,
-# so `check` on a large items file holds little more than the items (README "Performance", benchmark 10).
+# so `check` on a large items file holds little more than the items (docs/explanation/performance.md, benchmark 10).
 
 
 def database_secret() -> str | None:

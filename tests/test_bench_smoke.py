@@ -1,5 +1,5 @@
 """The benchmarks still run against the current code and schema (at toy sizes; their figures are not checked:
-speed is measured by running them in full, see the README's "Performance"). A schema change once broke their
+speed is measured by running them in full, see docs/explanation/performance.md). A schema change once broke their
 bulk inserts without any test noticing."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The deployment files in deploy/: the nginx site passes ``nginx -t``, the systemd unit starts what the repo has.
 
-README.md "Deploying a large study" walks through them; what these tests cannot try (a running systemd,
+docs/how-to/deploy-vm.md walks through them; what these tests cannot try (a running systemd,
 a real domain and certificate) is said there.
 """
 
@@ -66,7 +66,7 @@ def test_nginx_config_passes_nginx_t(tmp_path: Path) -> None:
 
 
 def test_nginx_config_keeps_what_was_tried() -> None:
-    """What the live check behind this config found necessary (README "A VM"): sticky routing, the
+    """What the live check behind this config found necessary (docs/how-to/deploy-vm.md): sticky routing, the
     websocket upgrade, a long read timeout, and Host with its port (with $host, Streamlit refused the
     websocket of a browser on a non-default port: 403)."""
     text = NGINX_CONF.read_text()
@@ -83,11 +83,12 @@ def test_nginx_config_keeps_what_was_tried() -> None:
     assert re.search(r"^\s*client_max_body_size \S+;", code, re.M)
 
 
-def test_readme_enables_the_instances_nginx_balances() -> None:
+def test_the_vm_guide_enables_the_instances_nginx_balances() -> None:
     ports = set(re.findall(r"^\s*server 127\.0\.0\.1:(\d+)", NGINX_CONF.read_text(), re.M))
-    readme = ROOT / "README.md"
-    enabled = set(re.findall(r"evalkit@(\d+)", readme.read_text()))
-    assert ports and enabled == ports, f"nginx upstream {sorted(ports)}, README enables {sorted(enabled)}"
+    guide = ROOT / "docs" / "how-to" / "deploy-vm.md"
+    enabled = set(re.findall(r"systemctl enable --now ((?:evalkit@\d+ ?)+)", guide.read_text()))
+    enabled = {port for line in enabled for port in re.findall(r"evalkit@(\d+)", line)}
+    assert ports and enabled == ports, f"nginx upstream {sorted(ports)}, the VM guide enables {sorted(enabled)}"
 
 
 # ----------------------------------------------------------------------------- systemd

@@ -41,7 +41,7 @@ def send_messages_promptly(seconds: float = FLUSH_INTERVAL_SECONDS) -> bool:
 
     Streamlit's runtime loop sends whatever is queued, then sleeps 5 ms before it looks again. A rerun's
     first message (the run has started) goes out at once, so everything a question fragment draws after it
-    waits for that sleep: half of what an answer costs on the server (README "Performance"). Streamlit has
+    waits for that sleep: half of what an answer costs on the server (docs/explanation/performance.md). Streamlit has
     no option for this, so the module constant its loop reads on every pass is set here. With 0 the loop
     still waits for its "messages queued" event between passes (it does not spin); it only batches less.
     A Streamlit without that constant is left as it is, with one warning in the log.

@@ -44,7 +44,7 @@ def review_cards(question: Question, noun: str = "Review", *, topic: str | None 
     never built from untrusted text.
 
     One ``st.html`` instead of columns holding a label and an ``st.text`` each: ten elements become one, and
-    each element counts when a question is answered (README "Performance"). The texts are untrusted: each
+    each element counts when a question is answered (docs/explanation/performance.md). The texts are untrusted: each
     is HTML-escaped (so it reaches the page as text, never as markup; Streamlit's DOMPurify pass on
     ``st.html`` is a second guard) and shown with its line breaks and spaces, as ``st.text`` shows it.
     """
@@ -147,7 +147,7 @@ def hide_slider_ticks(key: str) -> str:
 
 def progress_header(step: Step, what: str = "Question") -> None:
     """Task and question numbers plus an overall progress bar, as one element: the task's line (grey) above
-    the bar's own text (each element counts when a question is answered, README "Performance")."""
+    the bar's own text (each element counts when a question is answered, docs/explanation/performance.md)."""
     assert step.task is not None
     fraction, text = progress_label(step, what)
     st.progress(fraction, text=f":gray[Task {step.task_number} of {step.n_tasks} · {bracket_safe(step.task.title)}]"

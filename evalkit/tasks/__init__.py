@@ -5,7 +5,7 @@ Each module holds its typed task class and a :class:`~evalkit.tasks.base.TaskKin
 what the analysis needs to know); how an answer is recorded lives beside it
 (:mod:`evalkit.tasks.responses` for questions drawn from the review pools). The Streamlit
 layer has one renderer per kind, ``pages/tasks/<kind>.py``. To add a kind: a module here,
-its line in :data:`KINDS`, its renderer, and tests (README, "Adding a task kind").
+its line in :data:`KINDS`, its renderer, and tests (docs/development/adding-a-kind.md).
 
 Floor: task kinds (``.importlinter``). May import :mod:`evalkit.resultkit`, :mod:`evalkit.balance`,
 :mod:`evalkit.question` and the core (items, rating_items, datasets, rng, stats, store, text, missing); never the
@@ -33,7 +33,7 @@ __all__ = ["KINDS", "Common", "CompareTask", "ConfigError", "FormTask", "Metric"
 Task = TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | RankTask | RealFakeTask | FormTask
 
 
-#: kind name -> its TaskKind, in the order the README lists them
+#: kind name -> its TaskKind, in the order the documentation lists them
 KINDS: dict[str, TaskKind] = {module.KIND.name: module.KIND
                               for module in (triplet, pairwise, rating, compare, score, rank, realfake, form)}
 

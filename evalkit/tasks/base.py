@@ -248,7 +248,7 @@ class TaskKind:
 
     name: ClassVar[str]
     source: ClassVar[str] = "pools"
-    #: one line for the README's and the error message's list of kinds
+    #: one line for the documentation's and the error message's list of kinds
     summary_line: ClassVar[str] = ""
     #: the module of :mod:`evalkit.tasks` holding the kind's analysis (``results``, its tables, export rows and
     #: charts), imported only when a report is made (it needs scipy and Altair, which the survey does not);

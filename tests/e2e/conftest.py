@@ -16,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,8 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 OUT = ROOT / "test-output" / "e2e"
+#: Screenshots the documentation site shows (docs/), saved by the browser tests so that they stay current
+DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
 RESULTS_PASSWORD = "e2e-results-secret"
 #: Starts a server on (config, database, log name) and returns its URL; see the ``start_app`` fixture.
 StartApp = Callable[..., str]
@@ -69,6 +72,18 @@ def streamlit_app(config: Path, database: str | Path, log_name: str = "server") 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def docs_shot(page: Any, name: str, *, width: int | None = None, height: int = 1000) -> None:
+    """Also save the screen for the documentation: ``docs/screenshots/<name>.png``, the top of the viewport (at most
+    ``height`` px, so the files stay small). With ``width``, only when the viewport is that wide (a call inside a
+    loop over screen widths)."""
+    size = page.viewport_size
+    if width is not None and size["width"] != width:
+        return
+    DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS_SCREENSHOTS / f"{name}.png"),
+                    clip={"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], height)})
 
 
 def _healthy(url: str) -> bool:

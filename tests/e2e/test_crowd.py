@@ -17,7 +17,7 @@ from evalkit.config import open_study
 from evalkit.queue import parse_unit
 from evalkit.sampling import Question, plan
 from evalkit.store import open_store
-from tests.e2e.conftest import RESULTS_PASSWORD
+from tests.e2e.conftest import RESULTS_PASSWORD, docs_shot
 from tests.e2e.steps import problems, token_of, wait_for_app_run
 from tests.helpers import ROOT
 
@@ -62,6 +62,7 @@ def begin_as(page: Any, url: str, pid: str) -> str:
     """Open the study as Prolific participant ``pid``, agree, start, and open the background form; the token."""
     page.goto(f"{url}/?PROLIFIC_PID={pid}&STUDY_ID=crowd1&SESSION_ID=se-{pid}")
     wait_for_app_run(page)
+    docs_shot(page, "consent", width=1280)
     page.get_by_text("I agree to take part").click()
     page.get_by_role("button", name="Start the study").click()
     wait_for_app_run(page)
@@ -108,6 +109,7 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         assert "advertises the spa" in " ".join(problems(page))
         expect(page.get_by_text(f"Question 1 of {len(questions)}")).to_be_visible()
         shot(page, f"tutorial-feedback-{width}")
+        docs_shot(page, "practice-question", width=1280)
         answer(page, tutorial, "good")
         for q in questions[1:]:
             expect(page.get_by_text(f"Question {q.index + 1} of {len(questions)}")).to_be_visible()
@@ -127,6 +129,7 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         expect(page.get_by_role("link", name="Return to the recruiting platform")).to_have_attribute(
             "href", f"{PLATFORM}/complete?cc={code}")
         shot(page, f"done-{tag}-{width}")
+        docs_shot(page, "done", width=1280, height=480)
         page.wait_for_url(f"{PLATFORM}/complete?cc={code}", timeout=15_000)  # the automatic redirect
         return token, visited
     finally:
@@ -197,6 +200,7 @@ def results_page(browser: Any, url: str) -> None:
             counted = page.get_by_test_id("stMetric").filter(has_text="Evaluators counted")
             expect(counted.get_by_test_id("stMetricValue")).to_have_text("1", timeout=20_000)  # FAIL1 left out
             shot(page, f"results-overview-{width}")
+            docs_shot(page, "results-overview", width=1280)
             page.get_by_role("tab", name="Evaluators").click()
             wait_for_app_run(page)
             expect(page.get_by_text("Leave out failed evaluators")).to_be_visible()

@@ -16,7 +16,7 @@ import pytest
 
 from evalkit.config import load_study
 from evalkit.store import open_store
-from tests.e2e.conftest import OUT
+from tests.e2e.conftest import OUT, docs_shot
 from tests.e2e.steps import choose, start_session, wait_for_app_run
 from tests.helpers import ROOT
 
@@ -25,6 +25,8 @@ pytestmark = pytest.mark.e2e
 EXAMPLES = ROOT / "examples"
 WIDTHS = (1280, 390)
 MARKS = "[class*='st-key-why-mark-']"  # ui.missing_mark's containers
+#: the answered screens the documentation shows: (example, screen width) -> its name in docs/screenshots/
+DOCS_SHOTS = {("cera", 1280): "triplet", ("turing", 1280): "realfake", ("crowd", 390): "compare-phone"}
 
 
 def shot(page: Any, name: str) -> None:
@@ -104,6 +106,8 @@ def test_a_missing_answer_is_no_longer_marked_once_it_is_given(start_app, browse
                 choose(page, option)
                 expect(visible_marks(page)).to_have_count(left)  # gone at once, with no click on "Next"
             shot(page, f"{example}-answered-{width}")
+            if (example, width) in DOCS_SHOTS:  # the screens the documentation shows
+                docs_shot(page, DOCS_SHOTS[(example, width)])
             with open_store(database) as store:
                 assert len(store.answers()) == before  # only the browser changed: nothing is stored yet
             next_click(page)

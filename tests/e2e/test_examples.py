@@ -17,7 +17,7 @@ from evalkit.balance import arrival_of
 from evalkit.config import open_study
 from evalkit.sampling import plan
 from evalkit.store import open_store
-from tests.e2e.conftest import OUT
+from tests.e2e.conftest import OUT, docs_shot
 from tests.e2e.steps import choose, move_slider, problems, start_session, wait_for_app_run
 from tests.helpers import ROOT
 
@@ -134,6 +134,7 @@ def test_help_example(run_example) -> None:
     evaluator.expect_question(1, 3)
     assert page.get_by_text("Customer review", exact=True).count() == 1  # the task's input_label
     evaluator.shot("question")
+    docs_shot(page, "help-slider")
     page.get_by_role("button", name="Accept: both are suitable").click()  # at 0: a positive draw
     wait_for_app_run(page)
     evaluator.expect_question(2, 3)
@@ -160,6 +161,7 @@ def test_direct_assessment_example(run_example) -> None:
     page = evaluator.page
     evaluator.expect_question(1, 4)
     evaluator.shot("question")
+    docs_shot(page, "score")
     evaluator.next()  # nothing given: each missing score is marked right under its widget, nothing is saved
     warnings = page.locator(MARKS)  # the marks the score widget shows in the browser (nothing was sent)
     expect(warnings).to_have_count(3)
@@ -170,6 +172,7 @@ def test_direct_assessment_example(run_example) -> None:
     gap = mark_box["y"] - (slider_box["y"] + slider_box["height"])
     assert 0 <= gap <= 80 and mark_box["y"] + mark_box["height"] < next_box["y"], (slider_box, mark_box, next_box)
     evaluator.shot("validation")
+    docs_shot(page, "score-missing")
     groups = page.get_by_role("radiogroup")
     for k, level in ((0, 4), (1, 5)):
         groups.nth(k).get_by_role("radio").nth(level - 1).check(force=True)
@@ -238,6 +241,7 @@ def test_best_of_3_example(run_example) -> None:
     page = evaluator.page
     evaluator.expect_question(1, 3)
     evaluator.shot("question")
+    docs_shot(page, "best-of-3")
     evaluator.next()  # nothing chosen
     expect(page.get_by_text("Please choose the best headline")).to_be_visible()
     for number, label in enumerate("BAC", start=1):
@@ -338,6 +342,7 @@ def test_every_answer_mode_in_the_browser(start_app, browser, tmp_path) -> None:
     begin()
     evaluator.expect_question(1, 2)
     evaluator.shot("choice-tie")
+    docs_shot(page, "compare", height=860)
     choose(page, "No preference")
     evaluator.next()
     choose(page, "Response A")
