@@ -41,7 +41,7 @@ INVITED_ID_TAKEN = (
 
 def participant_has_session_notice() -> None:
     """Shown when a link carries the participant id of an existing session but not its own SESSION_ID."""
-    st.error(PARTICIPANT_HAS_SESSION)  # a refused start: red, like every failure (docs/reference/evaluator-screens.md, "Messages")
+    st.error(PARTICIPANT_HAS_SESSION)  # a refused start: red like every failure (docs: evaluator-screens.md)
 
 loaded, store = ui.load()
 study = loaded.study
@@ -186,7 +186,7 @@ def _start() -> None:
 ui.show_flash()
 marks = problems() if st.session_state.get("_consent_tried") else {}  # checked again on each click (a form)
 with st.form("consent"):
-    # "the information above" only when there is some (a study without a consent file: docs/reference/evaluator-screens.md, "Consent")
+    # "the information above" only when there is some (a study without a consent file: docs: evaluator-screens.md)
     st.checkbox(agree_label(bool(study.consent_text.strip())), key="consent_agree")
     if "agree" in marks:  # a yellow "what is missing" mark, hidden as soon as the box is ticked
         ui.missing_mark(marks["agree"], "consent_agree")

@@ -102,7 +102,7 @@ def safe_save(save: Callable[[], Any]) -> None:
         save()
     except CheckFeedback as exc:  # a wrong try at a check question with feedback: stored as a try, shown here
         flash("warning", feedback_text(exc))
-    except SurveyError as exc:  # an answer missing or incomplete: what is missing is yellow (docs/reference/evaluator-screens.md, "Messages")
+    except SurveyError as exc:  # an answer missing or incomplete: yellow (docs: evaluator-screens.md "Messages")
         flash("warning", str(exc))
     except AnswerConflict:
         flash("info", "This question had already been answered, so your first answer was kept.")

@@ -22,8 +22,8 @@ MARK_KEY = "why-mark"  # the class prefix of every "what is missing" mark (see m
 def missing_mark(message: str, key: str) -> None:
     """A "what is missing" mark right under its widget (``key``: unique on the page, e.g. the widget's own key).
 
-    Yellow (``st.warning``), like every "what is missing" message; failures are red (docs/reference/evaluator-screens.md, "Messages"). Drawn
-    in a keyed container, so :func:`reveal_first_mark` can find the first one on the page and
+    Yellow (``st.warning``), like every "what is missing" message; failures are red (docs: evaluator-screens.md,
+    "Messages"). Drawn in a keyed container, so :func:`reveal_first_mark` can find the first one on the page and
     :func:`clear_mark_css` can hide it once its widget is answered."""
     with st.container(key=f"{MARK_KEY}-{key}"):
         st.warning(message)

@@ -194,7 +194,7 @@ def render_widgets(ctx: ui.Context) -> None:
                             noun)
     ui.widgets_under_cards(f"{prefix}-scores")
     ui.stack_options_on_phone(f"{prefix}-scores")  # Likert levels one per line on a phone
-    if still:  # what is missing is yellow (docs/reference/evaluator-screens.md, "Messages")
+    if still:  # what is missing is yellow (docs: evaluator-screens.md "Messages")
         st.warning(missing_summary(question, still, noun))
     ui.show_flash()
     st.button("Next", type="primary", on_click=submit, key=f"{prefix}-next")
