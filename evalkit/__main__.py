@@ -78,7 +78,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     study, pools = loaded.study, loaded.pools
     print(f"Study: {study.title}")
     print(f"Config: {study.path}  (version {loaded.version})")
-    print(f"Datasets: {study.datasets}")
+    absent = "" if study.datasets.is_dir() else " (no such folder: no task reads the review pools)"
+    print(f"Datasets: {study.datasets}{absent}")
     print(f"Database: {describe(study.database)}: {check_database(study.database)}")  # read-only: changes nothing
     if study.pool_slots():  # the review pools matter only to tasks that draw from them
         f = study.pool

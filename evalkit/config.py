@@ -278,8 +278,10 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     st = Table(top.get("study"), path, "[study]")
     title = st.str("title")
     datasets = paths.resolve(st, "datasets", st.str("datasets", "datasets"))
-    if not datasets.is_dir():
-        st.fail("datasets", f"folder {st.data.get('datasets', 'datasets')!r} not found (looked for {datasets})")
+    # A folder the config names must exist; the default one only when a task draws reviews from the pools (a
+    # study over items files alone needs none: checked below, once the tasks are known).
+    if not datasets.is_dir() and "datasets" in st.data:
+        st.fail("datasets", f"folder {st.data['datasets']!r} not found (looked for {datasets})")
     configured_db = st.str("database", "data/responses.sqlite")
     try:
         db = resolve_database(configured_db, base)
@@ -389,6 +391,9 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             names.fail(key, f"is not a domain of any task{hint}; the tasks' domains: "
                             f"{', '.join(sorted(set(known))) or 'none'}")
+    if known and not datasets.is_dir():
+        st.fail("datasets", f"folder 'datasets' not found (looked for {datasets}); the tasks over the review pools "
+                            "read their reviews there")
     return Study(
         path=path.resolve(), title=title.strip(), datasets=datasets,
         database=db.resolve() if isinstance(db, Path) else db,
@@ -485,7 +490,7 @@ def study_version(study: Study) -> str:
     h = hashlib.sha256()
     h.update(study.config_sha256.encode())
     h.update(study.consent_text.encode("utf-8"))
-    paths = sorted(dataset_files(study.datasets).values())
+    paths = sorted(dataset_files(study.datasets).values()) if study.datasets.is_dir() else []
     paths += sorted({t.items for t in study.tasks if isinstance(t, RatingTask)})
     paths += sorted({p for t in study.tasks for p in KINDS[t.kind].items_files(t)} - set(paths))
     paths += sorted({c.file for _, c in study.checks if c.file is not None} - set(paths))
@@ -505,7 +510,8 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
     for broken data files; both messages name the file.
     """
     study = load_study(path, database=database, database_from=database_from)
-    pools = load_pools(study.datasets, **study.pool.as_kwargs())
+    # (no datasets folder: no task reads the pools, or load_study would have refused the study)
+    pools = load_pools(study.datasets, **study.pool.as_kwargs()) if study.datasets.is_dir() else Pools()
     check_pools(study, pools)
     for source, domain in pools:  # build the length indexes now, not during an evaluator's first click
         pools.index(source, domain)

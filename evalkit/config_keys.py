@@ -121,7 +121,8 @@ SECTIONS: tuple[Section, ...] = (
             Key("description", "string", '""', "One line shown under the title."),
             Key("datasets", "string (path)", '"datasets"',
                 "The folder of review files (`<source>-<domain>s.xml`, SemEval XML) the review-pool kinds "
-                "(triplet, pairwise, realfake with `sources`) draw from."),
+                "(triplet, pairwise, realfake with `sources`) draw from. A folder named here must exist; the "
+                "default one only when a task draws from the pools."),
             Key("database", "string (path or URL)", '"data/responses.sqlite"',
                 "Where the answers are stored: a SQLite file (or `sqlite:///path`), created on first use, or a "
                 "`postgresql://` URL. The environment variable `EVALKIT_DATABASE` overrides it."),

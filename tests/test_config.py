@@ -359,3 +359,30 @@ def test_the_database_override_is_used_instead_of_a_configured_path_outside_the_
     with pytest.raises(ConfigError, match="leaves the study folder"):
         load_study(cfg)
     assert load_study(cfg, database=tmp_path / "override.sqlite").database == (tmp_path / "override.sqlite")
+
+
+def test_a_study_over_items_files_alone_needs_no_datasets_folder(tmp_path: Path) -> None:
+    """The review pools' folder matters only to tasks that draw from them: an items study opens without it, and
+    ``check`` says why it is not there; a pool study without it, or a folder the config names, is refused."""
+    from evalkit.__main__ import main
+    from tests.item_study import task_block
+
+    config = make_items_study(tmp_path / "items", task_block("compare"))
+    config.write_text(config.read_text().replace('datasets = "datasets"\n', ""), encoding="utf-8")
+    shutil.rmtree(tmp_path / "items" / "datasets")
+    loaded = open_study(config)
+    assert not loaded.pools and loaded.study.tasks[0].kind == "compare"
+    assert main(["check", str(config)]) == 0
+
+    named = config.read_text().replace("[study]\n", '[study]\ndatasets = "reviews"\n', 1)
+    config.write_text(named, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[study\]: key 'datasets': folder 'reviews' not found"):
+        load_study(config)
+
+    pools = make_study(tmp_path / "pools")
+    text = pools.read_text().replace('datasets = "datasets"\n', "").replace("datasets/items.jsonl", "items.jsonl")
+    pools.write_text(text, encoding="utf-8")
+    (tmp_path / "pools" / "datasets" / "items.jsonl").rename(tmp_path / "pools" / "items.jsonl")
+    shutil.rmtree(tmp_path / "pools" / "datasets")
+    with pytest.raises(ConfigError, match=r"key 'datasets': folder 'datasets' not found .*tasks over the review pools"):
+        load_study(pools)
