@@ -276,6 +276,19 @@ def test_postgresql_urls_stay_urls_and_their_passwords_are_masked() -> None:
     assert "pw" not in mask_url("postgresql://h/db?user=a&password=pw") and "password=***" in mask_url(
         "postgresql://h/db?user=a&password=pw")
     assert mask_url("postgresql://alice:s3cret@[::1]:5432/db") == "postgresql://alice:***@[::1]:5432/db"
+    # a second address pasted into the first, a port that is not a number, an @ in the password: nothing leaks
+    two = "postgresql://u:pw1@h/db postgresql://v:pw2@k/db"
+    assert mask_url(two) == "postgresql://u:***@h/db postgresql://v:***@k/db"
+    assert mask_url("postgresql://u:pw1@h/db?host=postgresql://v:pw2@k/db").count(":***@") == 2
+    assert mask_url("postgresql://u:pw1@h:x/db") == "postgresql://u:***@h:x/db"
+    assert mask_url("postgresql://u:p@ss@h/db") == "postgresql://u:***@h/db"
+    from evalkit.store import check_database, describe
+
+    pasted = "postgresql://u:pw1@127.0.0.1:1/db postgresql://v:pw2@k/db"
+    with pytest.raises(StoreError) as err:  # the driver quotes the part it cannot parse: masked too
+        check_database(pasted)
+    said = describe(pasted) + str(err.value)  # what `evalkit check` and the results page print
+    assert "pw1" not in said and "pw2" not in said and said.count(":***@") >= 3
 
 
 def test_sqlite_paths_and_urls_resolve(tmp_path: Path) -> None:

@@ -70,8 +70,13 @@ def new_completion_code(length: int = 10) -> str:
     return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(length))
 
 
+#: ``//user:password@`` anywhere in a text: a second address pasted into the first keeps no password either
+_USERINFO = re.compile(r"(//[^/@:\s]*):[^@\s]*@")
+
+
 def mask_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    """``url`` with any password replaced by ``***`` (for messages and logs): the address's own, a
+    ``?password=`` parameter, and any ``//user:password@`` further on (two addresses pasted into one)."""
     try:
         parts = urllib.parse.urlsplit(url)
         password = parts.password
@@ -81,18 +86,15 @@ def mask_url(url: str) -> str:
     if any(k.lower() == "password" for k, _ in query):  # libpq also takes ?password=...
         masked = [(k, "***" if k.lower() == "password" else v) for k, v in query]
         parts = parts._replace(query=urllib.parse.urlencode(masked, safe="*"))
-    if password is None:
-        return urllib.parse.urlunsplit(parts)
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    if password is not None:  # host and port kept as written (a port that is not a number is the server's to refuse)
+        parts = parts._replace(netloc=f"{parts.username or ''}:***@{parts.netloc.rpartition('@')[2]}")
+    return _USERINFO.sub(r"\1:***@", urllib.parse.urlunsplit(parts))
 
 
 def scrub(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` (a password) replaced by ``***``."""
-    return text.replace(secret, "***") if secret else text
+    """``text`` (a driver's message) with every occurrence of ``secret`` (a password) replaced by ``***``, and any
+    ``//user:password@`` in it masked (a driver may quote a part of the address it could not parse)."""
+    return _USERINFO.sub(r"\1:***@", text.replace(secret, "***") if secret else text)
 
 
 # ----------------------------------------------------------------------------- records
