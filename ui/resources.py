@@ -37,6 +37,16 @@ def secret(name: str) -> str | None:
     return str(value) if value else None
 
 
+def config_path() -> str:
+    """The study's config: ``EVALKIT_CONFIG`` from the environment, or the ``EVALKIT_CONFIG`` secret (a hosted app
+    such as Community Cloud sets it there: Streamlit makes secrets environment variables only once they are read,
+    which is after this is asked on the first run; a relative path there is read from the app's folder, the
+    repository's root), else ``config.toml`` beside the app."""
+    if os.environ.get("EVALKIT_CONFIG"):
+        return os.environ["EVALKIT_CONFIG"]
+    return str(APP_DIR / (secret("EVALKIT_CONFIG") or "config.toml"))  # (an absolute path stays as it is)
+
+
 def database_override() -> tuple[str | None, str]:
     """The database that replaces ``[study] database``, and where it came from.
 
@@ -75,7 +85,7 @@ def cached_plan(version: str, seed: int, arrival: int | None, _loaded: LoadedStu
 def page_title() -> str:
     """The browser tab's title: the study's ``title`` (the config is read once per process), or "Survey" while the
     study cannot be read (the page then says why, see :func:`load`)."""
-    config = os.environ.get("EVALKIT_CONFIG", str(APP_DIR / "config.toml"))
+    config = config_path()
     key = (config, *database_override())
     held = st.session_state.get("_resources")
     if held is not None and held[0] == key:
@@ -88,7 +98,7 @@ def page_title() -> str:
 
 def load() -> tuple[LoadedStudy, Store]:
     """The study (parsed once per process) and its store; on a set-up error, a clear message and stop."""
-    config = os.environ.get("EVALKIT_CONFIG", str(APP_DIR / "config.toml"))
+    config = config_path()
     key = (config, *database_override())
     held = st.session_state.get("_resources")
     if held is not None and held[0] == key:  # this browser session already looked them up

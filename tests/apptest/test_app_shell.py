@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,17 @@ def test_the_page_list_is_made_once_per_browser_session_and_never_shared() -> No
     results.run()
     assert not results.exception and results.session_state["_pages"][0] is True  # (results_here)
     assert results.text_input  # the results page's password box
+
+
+def test_the_config_can_come_from_a_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hosted app (Community Cloud) names its study in its secrets: the first run already reads that study (the
+    secrets become environment variables only once read, after the config is looked up)."""
+    monkeypatch.delenv("EVALKIT_CONFIG", raising=False)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.secrets["results_password"] = "pw"
+    at.secrets["EVALKIT_CONFIG"] = "examples/turing/config.toml"  # relative: to the app's folder
+    at.run()
+    assert not at.exception
+    assert at.title[0].value != "Real or generated? A study of review texts"  # not the demo study beside the app
+    assert at.title[0].value == tomllib.loads((ROOT / "examples" / "turing" / "config.toml").read_text())["study"][
+        "title"]
