@@ -283,13 +283,14 @@ def tab_of(result: TaskResult) -> str:
 
 
 def show_overview(report: Report, specs: dict[str, dict]) -> None:
-    m = st.columns(5)
+    m = st.columns(5 if RATINGS else 3)
     m[0].metric("Evaluators counted", report.n_sessions)
     m[1].metric("Completed", report.n_completed)
     m[2].metric("Answers", report.n_answers)
-    m[3].metric("Item ratings", report.n_ratings, help="Ratings of an item by one evaluator; an item rated by "
-                "two evaluators counts twice.")
-    m[4].metric("Items rated", report.n_rated_items, help="Distinct items rated by at least one evaluator.")
+    if RATINGS:  # a study without a rating task has no item ratings to count
+        m[3].metric("Item ratings", report.n_ratings, help="Ratings of an item by one evaluator; an item rated by "
+                    "two evaluators counts twice.")
+        m[4].metric("Items rated", report.n_rated_items, help="Distinct items rated by at least one evaluator.")
     show_queues()
     shown = [result for result in report.sections() if tab_of(result) == "Overview"]
     elsewhere = sorted({tab_of(result) for result in report.sections()} - {"Overview"})
@@ -574,19 +575,23 @@ except StoreError as exc:  # e.g. the reader process failed: say what happened, 
     st.error(f"The answers could not be read for the analysis: {exc}. Nothing was changed or lost; the page "
              "tries again on the next refresh.")
     st.stop()
-overview, ratings, evaluators, exports, *forms_tab = st.tabs(["Overview", "Ratings", "Evaluators", "Exports",
-                                                              *(["Forms"] if FORMS else [])])
-with overview:
+#: the Ratings tab and the rating counters: for a study with a rating task (or a database that holds ratings)
+RATINGS = (any(task.kind == "rating" for task in loaded.study.tasks) or view.report.n_ratings > 0
+           or any(tab_of(result) == "Ratings" for result in view.report.sections()))
+names = ["Overview", *(["Ratings"] if RATINGS else []), "Evaluators", "Exports", *(["Forms"] if FORMS else [])]
+tabs = dict(zip(names, st.tabs(names), strict=True))
+with tabs["Overview"]:
     show_overview(view.report, view.specs)
-with ratings:
-    show_ratings(view.report, view.specs)
-with evaluators:
+if RATINGS:
+    with tabs["Ratings"]:
+        show_ratings(view.report, view.specs)
+with tabs["Evaluators"]:
     show_evaluators(view)
     show_invitations(view.zone)
-with exports:
+with tabs["Exports"]:
     show_exports(view)
-for tab in forms_tab:
-    with tab:
+if FORMS:
+    with tabs["Forms"]:
         show_forms(form_summaries(options, view.report))
 st.session_state["_results_render_s"] = time.perf_counter() - started
 st.session_state["_results_shown_at"] = time.monotonic()

@@ -479,3 +479,22 @@ def test_each_task_has_its_section_in_its_tab_with_the_blocks_meant_for_the_page
         assert report_only not in shown, report_only
     assert [e.label for e in overview.expander] == ["Per domain"]
     assert len(overview.get("vega_lite_chart")) == 3 and len(ratings.get("vega_lite_chart")) == 1
+
+
+def test_a_study_without_a_rating_task_has_no_ratings_tab_or_counters(tmp_path, monkeypatch) -> None:
+    """The Ratings tab and the item-rating counters belong to studies with a rating task: a compare study's page
+    shows Overview, Evaluators and Exports, and three counters."""
+    import streamlit as st
+
+    from tests.helpers import ROOT
+
+    monkeypatch.setenv("EVALKIT_CONFIG", str(ROOT / "examples" / "help" / "config.toml"))
+    monkeypatch.setenv("EVALKIT_DATABASE", str(tmp_path / "help.sqlite"))
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["results_password"] = "pw"
+    at.run()
+    at = unlock(at.switch_page("pages/results.py").run())
+    assert [tab.label for tab in at.tabs] == ["Overview", "Evaluators", "Exports"]
+    assert [m.label for m in at.metric] == ["Evaluators counted", "Completed", "Answers"]
+    st.cache_resource.clear()
