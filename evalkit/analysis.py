@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from . import stats
+from . import stats, tasks
 from .checks import OUTCOMES, passes
 from .resultkit import (
     BT_ONE_EVALUATOR,
@@ -638,7 +638,7 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
 
     ``items``: the items file of each task, by task id (:func:`items_of`), for the correlation of human
     judgments with the items' automatic metrics; without it that section says the files were not given.
-    Every task is analysed by its kind, through the registry (:meth:`evalkit.tasks.base.TaskKind.results`);
+    Every task is analysed by its kind, through the registry (:func:`evalkit.tasks.results`);
     the Bradley–Terry over all pairwise tasks (:func:`all_pairs`) is the one statistic across tasks.
     """
     options = options or Options()
@@ -690,7 +690,7 @@ def _task_results(frames: Frames, ev: pd.DataFrame, rt: pd.DataFrame, options: O
         note = ("the study's items files were not given to the analysis" if items is None else
                 "the task's items file is not in the study's config" if given is None else "")
         jobs.append((t, kind, TaskContext(options, given, note, rt)))
-    futures = {id(t): pool.submit(kind.results, ev, t, context)
+    futures = {id(t): pool.submit(tasks.results, kind, ev, t, context)
                for t, kind, context in sorted(jobs, key=lambda job: job[0]["kind"] != "pairwise")}
     return [(t["kind"], futures[id(t)]) for t, _, _ in jobs]
 

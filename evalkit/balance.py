@@ -167,7 +167,7 @@ def audit(plans: Iterable[Sequence[Question]]) -> list[TaskBalance]:
                 b.positions[(p, s)] += 1
             # An items question shows one item's outputs (its review ids: that item's id, once per text); a pool
             # question's pairs of sources are the config's, so they are not counted.
-            if len(q.sources) == 2 and len(set(q.review_ids)) == 1:
+            if len(q.sources) == 2 and len(set(q.review_ids)) == 1 and q.sources[0] != q.sources[1]:
                 b.pairs[tuple(sorted(q.sources))] += 1  # type: ignore[index]
     for b in out.values():
         b.evaluators = n
@@ -175,6 +175,8 @@ def audit(plans: Iterable[Sequence[Question]]) -> list[TaskBalance]:
 
 
 def _ratio(counts: Sequence[int]) -> str:
+    if not counts:
+        return "max/min: nothing counted"
     low, high = min(counts), max(counts)
     return f"max/min {high / low:.2f}" if low else "max/min inf (a count is 0)"
 

@@ -10,7 +10,6 @@ task kinds and the core; never the queue or the command line.
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Any
 
@@ -32,7 +31,7 @@ from .resultkit import (
     mos_table,
     ratings_text,
 )
-from .tasks import KINDS
+from .tasks import KINDS, analysis_module
 from .text import csv_safe, strip_controls
 
 __all__ = ["SCORES_CSV_COLUMNS", "SCORE_ROW_COLUMNS", "alpha_notes", "alpha_text", "bt_note", "bt_table", "count_text",
@@ -210,10 +209,9 @@ def scoring_kinds() -> dict[str, Any]:
     :data:`SCORE_ROW_COLUMNS` to its module)."""
     makers = {}
     for name, kind in KINDS.items():
-        if kind.analysis is not None:
-            module = importlib.import_module(f"{__package__}.tasks.{kind.analysis}")
-            if callable(getattr(module, "score_rows", None)):
-                makers[name] = module.score_rows
+        module = analysis_module(kind)
+        if module is not None and callable(getattr(module, "score_rows", None)):
+            makers[name] = module.score_rows
     return makers
 
 

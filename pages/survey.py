@@ -4,8 +4,9 @@ question; the page reruns when a task's block begins or ends, or a break is due 
 ``ui.pause_gate``)."""
 
 import ui
+from pages.tasks import renderer
 
 ctx = ui.enter("survey")
 ui.pause_gate(ctx)
 ui.instructions_gate(ctx)
-ui.question(ctx)
+ui.question(ctx, renderer)

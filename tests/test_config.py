@@ -386,3 +386,14 @@ def test_a_study_over_items_files_alone_needs_no_datasets_folder(tmp_path: Path)
     shutil.rmtree(tmp_path / "pools" / "datasets")
     with pytest.raises(ConfigError, match=r"key 'datasets': folder 'datasets' not found .*tasks over the review pools"):
         load_study(pools)
+
+
+def test_a_pair_of_one_source_with_itself_is_refused_also_when_spaces_differ(tmp_path: Path) -> None:
+    """``["gen", "gen "]`` names one source twice (names are stripped): refused like ``["gen", "gen"]``, never
+    planned as a pair (it once reached the balance audit, whose table then had a pair of one system)."""
+    config = make_study(tmp_path)
+    for pair in ('["gen", "gen"]', '["gen", "gen "]'):
+        config.write_text(config.read_text().replace('["gen", "base"]', pair, 1), encoding="utf-8")
+        with pytest.raises(ConfigError, match=r"entry #1 compares 'gen' with itself"):
+            load_study(config)
+        config.write_text(config.read_text().replace(pair, '["gen", "base"]', 1), encoding="utf-8")

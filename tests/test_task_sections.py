@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from evalkit import tasks
 from evalkit.analysis import AllPairsResult, Block, Options, TaskContext, analyse
 from evalkit.charts import report_specs
 from evalkit.export import main_results, markdown_report, results_csv, section_headings
@@ -80,7 +81,7 @@ def test_the_three_kinds_are_analysed_by_their_own_modules_through_the_registry(
                 "rating": (RATING, RatingResult)}
     for name, (task, cls) in expected.items():
         assert KINDS[name].analysis == f"{name}_analysis"
-        result = KINDS[name].results(ev, task, context)
+        result = tasks.results(KINDS[name], ev, task, context)
         assert isinstance(result, cls) and result.kind == name and result.task == task["id"]
         keys = set(result.charts())
         for block in result.blocks():
@@ -88,12 +89,12 @@ def test_the_three_kinds_are_analysed_by_their_own_modules_through_the_registry(
             assert not block.chart or block.chart in keys  # a block names only charts its result draws
         page, heading = section_headings(result)
         assert page.startswith(task["title"]) and heading.startswith(f"{task['title']} (`{task['id']}`, {name}")
-    rating = KINDS["rating"].results(ev, RATING, context)
+    rating = tasks.results(KINDS["rating"], ev, RATING, context)
     assert rating.n_item_ratings == 5 and rating.tab == "Ratings" and rating.options.familiarity_weighted
     assert rating.main_rows()[0]["section"] == "Rate: mean score (1–5), familiarity-weighted"
     assert rating.main_rows()[0]["value"] == rating.mos["weighted_mean"].iloc[0]
     # no rating rows given (a caller without ratings): the task is there, with nothing counted
-    empty = KINDS["rating"].results(ev, RATING, TaskContext(Options()))
+    empty = tasks.results(KINDS["rating"], ev, RATING, TaskContext(Options()))
     assert empty.n_item_ratings == 0 and empty.agreement["note"].tolist() == ["no scores yet"]
     assert empty.distribution["count"].eq(0).all() and list(empty.charts()) == ["rating:n"]
     assert section_headings(empty)[1] == "Rate (`n`, rating): 0 ratings of 0 items"

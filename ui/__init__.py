@@ -60,7 +60,7 @@ from .navigation import (
 )
 from .resources import cached_plan, database_override, load, login_limiter, page_title, secret
 from .session import Context, dismissed_pause, enter, go, screen, step_of, token
-from .survey_screen import PRACTICE_NOTE, instructions_gate, pause_gate, question, renderer
+from .survey_screen import PRACTICE_NOTE, Renderers, instructions_gate, pause_gate, question
 from .widgets import (
     bracket_safe,
     cards_html,
@@ -88,6 +88,7 @@ __all__ = [
     "RESULTS_QUERY",
     "TOKEN_PARAM",
     "Context",
+    "Renderers",
     "abandoned_notice",
     "align_choice_css",
     "app_pages",
@@ -128,7 +129,6 @@ __all__ = [
     "progress_header",
     "question",
     "refused_click",
-    "renderer",
     "results_at_root",
     "reveal_first_mark",
     "review_cards",

@@ -2,13 +2,12 @@
 fragment that draws the current question with its kind's renderer.
 
 May import: Streamlit, ``evalkit``'s public names, ``ui.errors`` and ``ui.session``. A kind's renderer
-(``pages/tasks/<kind>.py``) is looked up by name when a question is drawn (:func:`renderer`): this module never
-imports ``pages``.
+(``pages/tasks/<kind>.py``) is handed in by the survey page (:func:`question`'s ``renderer``): this module never
+imports ``pages``, not even by name.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import streamlit as st
@@ -24,9 +23,8 @@ PRACTICE_NOTE = ("**Practice question: this one is not counted.** If your answer
                  "be told why.")
 
 
-def renderer(kind: str) -> Callable[[Context], None]:
-    """The ``render(ctx)`` of a task kind: ``pages/tasks/<kind>.py`` (one module per kind of evalkit.tasks)."""
-    return importlib.import_module(f"pages.tasks.{kind}").render
+#: What the survey page hands :func:`question`: a kind's name -> its ``render(ctx)`` (``pages.tasks.renderer``)
+Renderers = Callable[[str], Callable[[Context], None]]
 
 
 def pause_gate(ctx: Context) -> None:
@@ -68,8 +66,9 @@ def instructions_gate(ctx: Context) -> None:
     st.stop()
 
 
-def question(ctx: Context) -> None:
-    """Draw the current question with its kind's renderer (``pages/tasks/<kind>.py``) inside a fragment.
+def question(ctx: Context, renderer: Renderers) -> None:
+    """Draw the current question with its kind's renderer (``renderer(kind)``: ``pages/tasks/<kind>.py``, which the
+    survey page hands in, so this package never imports a page) inside a fragment.
 
     A click inside it (an answer, a picked item, a score) reruns only the fragment: its callbacks run first
     (the answer is stored), then the fragment reads the session's progress again and draws the next question
@@ -77,11 +76,11 @@ def question(ctx: Context) -> None:
     another screen, the fragment asks for a full run instead (see :func:`enter`).
     """
     assert ctx.step.task is not None
-    _question_fragment(ctx.step.task.id, [ctx])
+    _question_fragment(ctx.step.task.id, [ctx], renderer)
 
 
 @st.fragment
-def _question_fragment(block: str, first: list[Context]) -> None:
+def _question_fragment(block: str, first: list[Context], renderer: Renderers) -> None:
     """The fragment body. ``first`` holds the context of the full run that drew it and is used once: a rerun
     of the fragment (Streamlit calls it again with the same arguments) reads a fresh one."""
     with calm_errors("survey"):

@@ -43,7 +43,7 @@ class Options:
 
 @dataclass(frozen=True)
 class TaskContext:
-    """What a kind's analysis (:meth:`evalkit.tasks.base.TaskKind.results`) gets besides the answers."""
+    """What a kind's analysis (:func:`evalkit.tasks.results`) gets besides the answers."""
 
     options: Options
     #: the task's items file as loaded (the automatic metrics of its items); None when the caller gave none

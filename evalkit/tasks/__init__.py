@@ -15,6 +15,10 @@ and checks' answers, those over :mod:`evalkit.tasks.base`.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
 from . import compare, form, pairwise, rank, rating, realfake, score, triplet
 from .base import Common, ConfigError, SurveyError, Table, TaskKind
 from .compare import CompareTask
@@ -26,9 +30,16 @@ from .realfake import RealFakeTask
 from .score import Scale, ScoreTask
 from .triplet import TripletTask
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from ..resultkit import TaskContext, TaskResult
+
 __all__ = ["KINDS", "Common", "CompareTask", "ConfigError", "FormTask", "Metric", "PairwiseTask", "RankTask",
            "RatingTask", "RealFakeTask", "Scale", "ScoreTask", "SurveyError", "Table", "Task", "TaskKind",
-           "TripletTask", "kind_of", "known_kinds"]
+           "TripletTask", "analysis_module", "kind_of", "known_kinds", "results"]
 
 Task = TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | RankTask | RealFakeTask | FormTask
 
@@ -49,3 +60,19 @@ def kind_of(name: str) -> TaskKind:
         return KINDS[name]
     except KeyError:
         raise KeyError(f"unknown task kind {name!r}; the known kinds are {known_kinds()}") from None
+
+
+def analysis_module(kind: TaskKind) -> ModuleType | None:
+    """The kind's analysis module (``evalkit/tasks/<kind>_analysis.py``, named by :attr:`TaskKind.analysis`),
+    imported when a report is first made: it needs scipy and Altair, which the survey never loads. None for a kind
+    without one (the background form). The registry is the one place that imports a kind's module by its name."""
+    return None if kind.analysis is None else importlib.import_module(f"{__name__}.{kind.analysis}")
+
+
+def results(kind: TaskKind, evaluations: pd.DataFrame, task: Mapping[str, Any],
+            context: TaskContext) -> TaskResult | None:
+    """A task's result tables by its kind's analysis module: from the included answers (every task's rows; the kind
+    picks its own), its description as stored (:meth:`TaskKind.describe` plus id, kind, title) and the ``context``
+    (options, items file, the included rating rows); None for a kind without an analysis module."""
+    module = analysis_module(kind)
+    return None if module is None else module.results(evaluations, task, context)

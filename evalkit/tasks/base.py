@@ -12,7 +12,6 @@ Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 from __future__ import annotations
 
 import difflib
-import importlib
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -21,12 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from ..datasets import Review
     from ..items import ItemSet
     from ..question import Question
-    from ..resultkit import TaskContext, TaskResult
     from ..rng import Mulberry32
     from ..store import Progress
 
@@ -315,14 +312,6 @@ class TaskKind:
         """The sets of systems one question of the task shows (config order); a queued task's units are every
         item having the outputs of one of them."""
         return []
-
-    def results(self, evaluations: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> TaskResult | None:
-        """The task's result tables from the included answers (every task's rows; the kind picks its own), its
-        description as stored (:meth:`describe` plus id, kind, title) and the ``context`` (options, items file,
-        the included rating rows); None for a kind without an analysis module."""
-        if self.analysis is None:
-            return None
-        return importlib.import_module(f"{__package__}.{self.analysis}").results(evaluations, task, context)
 
     def progress(self, task: Any, questions: Sequence[Question], progress: Progress) -> tuple[int, int]:
         """(steps in all, steps done) of this task, for the overall progress bar (a task ended early, see

@@ -2,7 +2,7 @@
 correlation of human judgments with the items' automatic metrics, Bradley–Terry with bootstrap intervals
 from (evaluator, winner, loser) columns, a proportion with ties counted as half, and table formatting.
 
-Imported only when a report is made (through :meth:`evalkit.tasks.base.TaskKind.results`), like the kinds'
+Imported only when a report is made (through :func:`evalkit.tasks.results`), like the kinds'
 ``<kind>_analysis`` modules: it needs scipy, which the survey does not load.
 """
 

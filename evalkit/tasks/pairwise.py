@@ -53,8 +53,8 @@ class PairwiseKind(TaskKind):
         for k, p in enumerate(raw_pairs, start=1):
             if not (isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) and s.strip() for s in p)):
                 t.fail("pairs", f"entry #{k} must be a list of two source names, got {p!r}")
-            if p[0] == p[1]:
-                t.fail("pairs", f"entry #{k} compares {p[0]!r} with itself")
+            if p[0].strip() == p[1].strip():
+                t.fail("pairs", f"entry #{k} compares {p[0].strip()!r} with itself")
             pairs.append((p[0].strip(), p[1].strip()))
         domains = t.strs("domains")
         if len(domains) != len(pairs):

@@ -5,7 +5,7 @@ Win rates per pair of sources with Wilson intervals and exact tests against 50 %
 summaries, the judgments still needed for significance, and the task's own Bradley–Terry strengths. The
 Bradley–Terry over *all* pairwise tasks, with its bootstrap intervals, is a study-level statistic across
 tasks: :func:`evalkit.analysis.analyse` computes it from these results (:class:`evalkit.analysis.AllPairsResult`).
-Imported only when a report is made (through :meth:`evalkit.tasks.base.TaskKind.results`); compare tasks
+Imported only when a report is made (through :func:`evalkit.tasks.results`); compare tasks
 (:mod:`evalkit.tasks.compare_analysis`) count their answers with :func:`pairwise_results` too.
 """
 

@@ -3,7 +3,7 @@
 Mean scores (MOS) with Student t intervals clipped to the metric's scale, optionally familiarity-weighted,
 score distributions and ordinal Krippendorff's alpha over items with two or more raters. A rating task is
 analysed from the rating rows (:attr:`evalkit.analysis.TaskContext.ratings`), not the evaluations. Imported
-only when a report is made (through :meth:`evalkit.tasks.base.TaskKind.results`).
+only when a report is made (through :func:`evalkit.tasks.results`).
 """
 
 from __future__ import annotations

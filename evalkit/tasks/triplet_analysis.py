@@ -4,7 +4,7 @@ target source.
 Selection rates per source with Wilson intervals and exact binomial tests against chance (1/k), the accuracy
 of finding the target, the Turing view (how often each generated source was taken for the target), Fleiss'
 kappa as CERA computes it and a per-domain breakdown. Imported only when a report is made (through
-:meth:`evalkit.tasks.base.TaskKind.results`).
+:func:`evalkit.tasks.results`).
 """
 
 from __future__ import annotations

@@ -1,2 +1,13 @@
 """One renderer per task kind: ``pages/tasks/<kind>.py`` with ``render(ctx: ui.Context) -> None``, which draws
 the step ``ctx.step`` and saves answers from its buttons' callbacks through ``evalkit.tasks``."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+
+def renderer(kind: str) -> Callable[[Any], None]:
+    """The ``render(ctx)`` of a task kind: this package's module of that name (imported when first drawn)."""
+    return importlib.import_module(f"{__name__}.{kind}").render
