@@ -1,7 +1,8 @@
 """evalkit: the pure-Python core of the human-evaluation survey app (no Streamlit here; the app's ``ui`` package and
 ``pages`` render it).
 
-Its modules sit on floors, and imports run one way, down (``.importlinter``, checked by ``lint-imports``):
+Its modules sit on floors, and imports run one way, down (``.importlinter``, checked by ``lint-imports``); each
+module may import only from the floors below its own (this package's ``__init__`` imports nothing):
 
 1. the command line: :mod:`evalkit.__main__`
 2. app services: :mod:`evalkit.queue` (the k-judgments queue), :mod:`evalkit.serve`; under them
@@ -14,5 +15,5 @@ Its modules sit on floors, and imports run one way, down (``.importlinter``, che
    them :mod:`evalkit.question`
 7. core: :mod:`evalkit.items`, :mod:`evalkit.rating_items`, :mod:`evalkit.truncation`, :mod:`evalkit.datasets`,
    :mod:`evalkit.rng`, :mod:`evalkit.stats`, :mod:`evalkit.store`, :mod:`evalkit.text`, :mod:`evalkit.display`,
-   :mod:`evalkit.missing`, :mod:`evalkit.login_limit`, :mod:`evalkit.config_keys`
+   :mod:`evalkit.missing`, :mod:`evalkit.login_limit`, :mod:`evalkit.config_keys`, :mod:`evalkit.datafiles`
 """

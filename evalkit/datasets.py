@@ -1,4 +1,5 @@
-"""Dataset loaders: SemEval ABSA review XML (lxml); rating items are read by :mod:`evalkit.rating_items`.
+"""Dataset loaders: SemEval ABSA review XML (lxml); rating items are read by :mod:`evalkit.rating_items` (its
+names, and :mod:`evalkit.datafiles`', are importable from here too).
 
 Conventions
 -----------
@@ -14,7 +15,7 @@ Conventions
   and ``min_chars..max_chars`` characters (both inclusive, measured on the
   joined text after the cut).
 
-Floor: core (``.importlinter``). Imports nothing from evalkit.
+Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles` and :mod:`evalkit.rating_items` only.
 """
 
 from __future__ import annotations
@@ -28,25 +29,28 @@ from typing import Any
 
 from lxml import etree
 
+from .datafiles import DatasetError, read_file_bytes
+from .rating_items import GraphNode, RatingItem, load_rating_items
+
 __all__ = [
     "DatasetError",
+    "GraphNode",
     "PoolIndex",
     "Pools",
+    "RatingItem",
     "Review",
     "count_reviews",
     "dataset_files",
     "load_pools",
+    "load_rating_items",
     "load_reviews",
     "parse_dataset_name",
+    "read_file_bytes",
 ]
 
 DEFAULT_FILTERS: dict[str, int] = {"max_sentences": 4, "min_sentences": 2, "min_chars": 120, "max_chars": 600}
 
 _NAME = re.compile(r"^(?P<source>[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)*)-(?P<domain>[A-Za-z0-9_]+)s\.xml$")
-
-
-class DatasetError(Exception):
-    """A dataset file is missing, malformed or breaks a convention; the message names the file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +97,6 @@ def _check_filters(max_sentences: int, min_sentences: int, min_chars: int, max_c
         raise ValueError(f"min_sentences ({min_sentences}) is greater than max_sentences ({max_sentences})")
     if min_chars > max_chars:
         raise ValueError(f"min_chars ({min_chars}) is greater than max_chars ({max_chars})")
-
-
-def read_file_bytes(path: Path, what: str, error: type[Exception] = Exception) -> bytes:
-    """The bytes of ``path``; ``error`` (e.g. :class:`DatasetError`) naming the file if it cannot be read."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise error(f"{path}: {what} not found") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
 def _parse_xml(path: Path) -> etree._Element:

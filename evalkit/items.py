@@ -26,7 +26,7 @@ Every problem raises :class:`ItemError` (a :class:`~evalkit.datasets.DatasetErro
 line and the key. Loading is one pass of ``json.loads`` per line plus cheap type checks: the indexes
 planning needs (:attr:`ItemSet.by_system`, :meth:`ItemSet.with_all`) are built on first use.
 
-Floor: core (``.importlinter``). May import :mod:`evalkit.datasets` and :mod:`evalkit.text` only.
+Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles` and :mod:`evalkit.text` only.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .datasets import DatasetError
+from .datafiles import DatasetError
 from .text import lone_surrogate_at
 
 __all__ = ["PEARMUT_ALIASES", "Item", "ItemError", "ItemSet", "load_items"]

@@ -17,7 +17,7 @@ recognised by its first bytes. Texts are untrusted: they are kept as given and m
 Every problem raises :class:`~evalkit.datasets.DatasetError` naming the file, the line (JSON Lines) or the
 item's position (a JSON list), and the field.
 
-Floor: core (``.importlinter``). May import :mod:`evalkit.datasets` only.
+Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles` only.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .datasets import DatasetError, read_file_bytes
+from .datafiles import DatasetError, read_file_bytes
 
 __all__ = ["DEFAULT_SCALE", "Evidence", "Excerpt", "GraphNode", "RatingItem", "RelatedPaper", "load_rating_items"]
 
