@@ -9,6 +9,8 @@ evaluator screen.
 Environment:
   EVALKIT_CONFIG    path of the study config (default: config.toml next to this file)
   EVALKIT_DATABASE  overrides [study] database (e.g. a per-test or per-deployment file)
+
+Floor: the app's entry (``.importlinter``: pages over ui over evalkit). May import Streamlit and ``ui``.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from common import BULK_EVALUATION_COLUMNS, HEADER, Databases, bulk_insert, fmt_
 from evalkit.analysis import EVALUATION_READ, Options, TaskContext, analyse, load_frames, score_values
 from evalkit.items import load_items
 from evalkit.store import COLUMNS, now_iso, open_store
-from evalkit.tasks import KINDS
+from evalkit.tasks import KINDS, results
 
 SYSTEMS = ["gpt4", "llama", "t5", "human"]
 NEW_COLUMNS = ("sources", "item_ids", "confidence", "score_detail")
@@ -140,7 +140,7 @@ def main() -> None:
             parse_t.append(time.perf_counter() - t0)
             for task, times in ((SUMMARY["tasks"][0], cmp_t), (SUMMARY["tasks"][1], sc_t)):
                 t0 = time.perf_counter()
-                KINDS[task["kind"]].results(ev, task, TaskContext(Options(), items, ""))
+                results(KINDS[task["kind"]], ev, task, TaskContext(Options(), items, ""))
                 times.append(time.perf_counter() - t0)
         close_scan()
         store.close()

@@ -5,6 +5,9 @@ Exit status 0 on success, 1 when the study or its data is invalid (the message
 names the file and the key), 2 for a usage error (and for ``serve``, a study
 config that is not there). Nothing here imports Streamlit: ``serve`` starts it
 in its own process (:mod:`evalkit.serve`).
+
+Floor: the command line, the top of evalkit (``.importlinter``). May import any evalkit module (the heavy ones,
+analysis and export, inside the commands that need them).
 """
 
 from __future__ import annotations
@@ -359,6 +362,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the survey (``streamlit run`` on the app) for the study ``args.config``."""
+    args.config = args.config or os.environ.get("EVALKIT_CONFIG") or "config.toml"
     config = Path(args.config)
     if not config.is_file():
         print(f"error: {args.config}: study config not found; give the study's config.toml: "
@@ -502,8 +506,8 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
                                    "Streamlit settings; the working directory's .streamlit/secrets.toml is read as "
                                    "by the app. Arguments after -- go to streamlit run, e.g. -- "
                                    "--server.headless=true --server.baseUrlPath=survey")
-    p.add_argument("config", nargs="?", default="config.toml", metavar="CONFIG",
-                   help="study config (default: config.toml); sets EVALKIT_CONFIG")
+    p.add_argument("config", nargs="?", default=None, metavar="CONFIG",
+                   help="study config (default: $EVALKIT_CONFIG if set, else config.toml); sets EVALKIT_CONFIG")
     p.add_argument("--port", type=_port, help="the port to serve on (default: Streamlit's, 8501)")
     p.add_argument("--address", help="the address to listen on (default: Streamlit's, every interface)")
     p.add_argument("--database", help=DB_HELP + "; overrides [study] database (sets EVALKIT_DATABASE)")

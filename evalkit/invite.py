@@ -5,6 +5,9 @@ each one's private link ``<base>?participant=<id>&key=<secret>``. An id is not a
 is easy to guess), so the link also carries a random key (128 bits); the database keeps only the key's
 SHA-256, enough to check a link and useless to rebuild one. The consent page calls :func:`check_link` and,
 for a valid link, :func:`invited_resume`. Nothing here imports Streamlit.
+
+Floor: app services (``.importlinter``). May import the checks, the store and the core; never the survey flow, the
+queue or the command line.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The screens outside the task kinds (the consent page, the results page's login a
 here what stops a click; each message names the widget by its label, and the page draws it next to that widget.
 The task kinds decide their own (``evalkit.tasks.<kind>``: the record functions' ``SurveyError`` and the
 per-widget helpers such as ``score.missing_mark`` or ``rank.place_problems``). Nothing here imports Streamlit.
+
+Floor: core (``.importlinter``). Imports nothing from evalkit.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Pages call these functions and render the result; nothing here imports
 Streamlit. Progress always comes from the store (the source of truth), the
 plan from :func:`evalkit.sampling.plan`, so a refresh, a second tab or a
 restarted server resume at the first unanswered question.
+
+Floor: app services (``.importlinter``). May import the planner's vocabulary (:mod:`evalkit.question`), the study
+(config, checks), the task kinds and the core; never the queue (which imports this module), the analysis or the
+command line.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Text helpers shared by the analysis and the exports: headings, control characters, CSV injection.
 
 Pure Python (:func:`csv_safe` takes pandas, imported when it is called), no Streamlit.
+
+Floor: core (``.importlinter``). Imports nothing from evalkit.
 """
 
 from __future__ import annotations

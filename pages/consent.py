@@ -1,4 +1,7 @@
-"""Consent and identity: creates the session only when the evaluator agrees."""
+"""Consent and identity: creates the session only when the evaluator agrees.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Completion: thanks (saying so when a time or question limit ended the study), the completion code (pass /
 fail / per-session, decided on the server) and, if configured, the link back to the platform with an automatic
 redirect. A session that could not get work (the queue was full) is told the study is full and gets no pass
-code: the study's ``completion_code_full`` when it has one, else a request to return the study."""
+code: the study's ``completion_code_full`` when it has one, else a request to return the study.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 import streamlit as st
 

@@ -4,6 +4,8 @@ from (evaluator, winner, loser) columns, a proportion with ties counted as half,
 
 Imported only when a report is made (through :func:`evalkit.tasks.results`), like the kinds'
 ``<kind>_analysis`` modules: it needs scipy, which the survey does not load.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ Bradley–Terry over *all* pairwise tasks, with its bootstrap intervals, is a st
 tasks: :func:`evalkit.analysis.analyse` computes it from these results (:class:`evalkit.analysis.AllPairsResult`).
 Imported only when a report is made (through :func:`evalkit.tasks.results`); compare tasks
 (:mod:`evalkit.tasks.compare_analysis`) count their answers with :func:`pairwise_results` too.
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ def pairwise_results(ev: pd.DataFrame, task: Mapping[str, Any], confidence: floa
         rate = wins_a[p] / decided if decided else math.nan
         needed: float | None = None
         if decided and rate != 0.5:
-            needed = stats.sample_size_two_proportions(rate, 0.5, alpha=alpha, power=power)
+            needed = stats.sample_size_one_proportion(rate, 0.5, alpha=alpha, power=power)
         power_rows.append({"pair": label, "source": first, "rate": rate, "n": decided, "needed_total": needed,
                            "further": None if needed is None else max(0, needed - decided)})
         here = slider & (pair == p)

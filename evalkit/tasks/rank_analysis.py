@@ -290,7 +290,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     for r in shares.itertuples():
         needed: int | None = None
         if r.shown and not math.isnan(r.share) and abs(r.share - r.chance) > 1e-12:
-            needed = stats.sample_size_two_proportions(r.share, r.chance)
+            needed = stats.sample_size_one_proportion(r.share, r.chance)
         power.append({"system": r.system, "share": r.share, "chance": r.chance, "n": r.shown,
                       "needed_total": needed, "further": None if needed is None else max(0, needed - r.shown)})
     judged = pd.DataFrame(columns=["item_id", "system"])

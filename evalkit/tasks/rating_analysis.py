@@ -4,6 +4,8 @@ Mean scores (MOS) with Student t intervals clipped to the metric's scale, option
 score distributions and ordinal Krippendorff's alpha over items with two or more raters. A rating task is
 analysed from the rating rows (:attr:`evalkit.analysis.TaskContext.ratings`), not the evaluations. Imported
 only when a report is made (through :func:`evalkit.tasks.results`).
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations

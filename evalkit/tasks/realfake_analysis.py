@@ -247,7 +247,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
             (f"judged real: {r['system']}", r["rate"], r["n"]) for r in system_rows]:
         needed: int | None = None
         if count and not math.isnan(rate) and rate != 0.5:
-            needed = stats.sample_size_two_proportions(rate, 0.5)
+            needed = stats.sample_size_one_proportion(rate, 0.5)
         power.append({"what": what, "rate": rate, "n": count, "needed_total": needed,
                       "further": None if needed is None else max(0, needed - count)})
     return RealFakeResult(

@@ -5,6 +5,8 @@ Selection rates per source with Wilson intervals and exact binomial tests agains
 of finding the target, the Turing view (how often each generated source was taken for the target), Fleiss'
 kappa as CERA computes it and a per-domain breakdown. Imported only when a report is made (through
 :func:`evalkit.tasks.results`).
+
+Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """One renderer per task kind: ``pages/tasks/<kind>.py`` with ``render(ctx: ui.Context) -> None``, which draws
-the step ``ctx.step`` and saves answers from its buttons' callbacks through ``evalkit.tasks``."""
+the step ``ctx.step`` and saves answers from its buttons' callbacks through ``evalkit.tasks``.
+
+Floor: the pages (``.importlinter``, the top): may import ``ui`` and evalkit; the package's own modules are imported
+by name here only (:func:`renderer`).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Renderer of kind ``compare``: two systems' outputs for one input, side by side; a choice (optionally with
-"No preference") or the HELP slider."""
+"No preference") or the HELP slider.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 from __future__ import annotations
 

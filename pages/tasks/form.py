@@ -4,6 +4,8 @@ The server checks every field (:func:`evalkit.tasks.form.check_answers`). A clic
 invalid stores nothing; from then on each invalid field shows, right under it, what is wrong, re-checked on
 every change (fixing a field removes its mark at once), and one line above the button says how many are left.
 What was typed stays in the widgets.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Renderer of kind ``pairwise``: which of two texts sounds more natural (forced choice, or the HELP slider)."""
+"""Renderer of kind ``pairwise``: which of two texts sounds more natural (forced choice, or the HELP slider).
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 import streamlit as st
 

@@ -1,4 +1,7 @@
-"""Renderer of kind ``rank``: n outputs of one input side by side; the best one, or a place for each."""
+"""Renderer of kind ``rank``: n outputs of one input side by side; the best one, or a place for each.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 from __future__ import annotations
 

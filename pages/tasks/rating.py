@@ -1,5 +1,8 @@
 """Renderer of kind ``rating``: rubric ratings of a system's output for items the evaluator knows (e.g. paper
-novelty)."""
+novelty).
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Renderer of kind ``realfake`` (a Turing test): one text; written by a person or generated, and how sure."""
+"""Renderer of kind ``realfake`` (a Turing test): one text; written by a person or generated, and how sure.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 from __future__ import annotations
 

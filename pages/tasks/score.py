@@ -11,6 +11,8 @@ out of range) is marked and said, and nothing is stored.
 
 ``EVALKIT_SCORE_WIDGET=streamlit`` draws the previous renderer instead (Streamlit sliders and radios, a rerun per
 change; :func:`render_widgets`), for the benchmark's before / after (``bench/bench_score_click.py``).
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
 """
 
 from __future__ import annotations

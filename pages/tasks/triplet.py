@@ -1,4 +1,7 @@
-"""Renderer of kind ``triplet``: which of the texts comes from the target source (e.g. was written by a person)."""
+"""Renderer of kind ``triplet``: which of the texts comes from the target source (e.g. was written by a person).
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
 
 import ui
 
