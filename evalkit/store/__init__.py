@@ -112,6 +112,10 @@ def resolve_database(value: str | Path, base: Path | None = None) -> Database:
     if isinstance(value, str) and _URL.match(text):
         scheme = text.split("://", 1)[0].lower()
         if scheme in POSTGRES_SCHEMES:
+            if text.split("://", 1)[1].split("?", 1)[0].count("@") > 1:  # "user:p@ss@host": the driver would
+                raise StoreError(  # connect to host "ss" and print part of the password in its error
+                    f"database {mask_url(text)!r}: more than one '@' before the database name; write the characters "
+                    "@ : / ? # % of a user name or password percent-encoded (%40 for @, %3A for :, %2F for /)")
             return text
         if not text.startswith(SQLITE_URL_PREFIX):
             raise StoreError(f"database {mask_url(text)!r}: {scheme!r} databases are not supported; give a "

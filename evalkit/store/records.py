@@ -70,8 +70,9 @@ def new_completion_code(length: int = 10) -> str:
     return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(length))
 
 
-#: ``//user:password@`` anywhere in a text: a second address pasted into the first keeps no password either
-_USERINFO = re.compile(r"(//[^/@:\s]*):[^@\s]*@")
+#: ``//user:password@`` anywhere in a text, up to the last ``@`` before a space: a second address pasted into the
+#: first keeps no password either, nor does a password with an unencoded ``@`` or ``/`` (it hides a little more)
+_USERINFO = re.compile(r"(//[^/@:\s]*):\S*@")
 
 
 def mask_url(url: str) -> str:
