@@ -7,6 +7,9 @@ non-editable ``pip install .`` (see ``[tool.setuptools]`` in pyproject.toml). St
 ``.streamlit/secrets.toml`` is read there, as ``evalkit check`` reads it), so the app's own settings are passed
 as ``--section.key=value`` options. Standard library only: Streamlit runs in its own process (``python -m
 streamlit run``), never imported by evalkit.
+
+Floor: app services (``.importlinter``). Imports nothing from evalkit, and never Streamlit: it runs Streamlit as a
+child process.
 """
 
 from __future__ import annotations

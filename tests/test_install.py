@@ -43,6 +43,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 def test_serve_refuses_a_missing_config_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)  # no config.toml here
+    monkeypatch.delenv("EVALKIT_CONFIG", raising=False)
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: config.toml: study config not found"), err
@@ -51,6 +52,9 @@ def test_serve_refuses_a_missing_config_in_one_line(tmp_path: Path, monkeypatch:
     err = capsys.readouterr().err
     assert err == ("error: studies/none.toml: study config not found; give the study's config.toml: "
                    "evalkit serve CONFIG\n")
+    monkeypatch.setenv("EVALKIT_CONFIG", "studies/from-env.toml")  # no CONFIG given: the environment's study
+    assert main(["serve"], prog="evalkit") == 2
+    assert capsys.readouterr().err.startswith("error: studies/from-env.toml: study config not found")
 
 
 def test_serve_refuses_an_invalid_config_before_starting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
