@@ -114,7 +114,7 @@ def test_pairwise_choice_by_hand() -> None:
     assert bt.to_dict() == stats.bradley_terry(records)
     assert bt["z"] == -math.inf  # z never wins
     p = res.power.set_index("pair")
-    assert p.loc["x vs y", "needed_total"] == stats.sample_size_two_proportions(0.75, 0.5)
+    assert p.loc["x vs y", "needed_total"] == stats.sample_size_one_proportion(0.75, 0.5)
     assert p.loc["x vs y", "further"] == p.loc["x vs y", "needed_total"] - 4
     assert res.slider.empty
 

@@ -78,7 +78,7 @@ def test_compare_win_rates_ties_excluded_and_as_half() -> None:
     assert (bt["low"] <= bt["log_strength"]).all() and (bt["log_strength"] <= bt["high"]).all()
     # judgments needed for the current 5/7 against 50 %
     power = res.power.iloc[0]
-    assert power["needed_total"] == stats.sample_size_two_proportions(5 / 7, 0.5)
+    assert power["needed_total"] == stats.sample_size_one_proportion(5 / 7, 0.5)
     assert power["further"] == power["needed_total"] - 7
     assert res.slider.empty and res.n_answers == 9
     assert "sign test" in res.blocks()[0].heading and "Dixon & Mood" in res.blocks()[0].note

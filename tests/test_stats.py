@@ -21,6 +21,7 @@ from evalkit.stats import (
     mean_ci,
     median_ci,
     paired_wilcoxon,
+    sample_size_one_proportion,
     sample_size_paired,
     sample_size_two_proportions,
     wilcoxon_signed_rank,
@@ -248,6 +249,30 @@ def test_cohens_h_and_sample_size() -> None:
     assert sample_size_two_proportions(0.65, 0.45, power=0.9) > 96
     with pytest.raises(ValueError, match="zero effect"):
         sample_size_two_proportions(0.4, 0.4)
+
+
+def test_one_proportion_sample_size_matches_pwr_and_the_exact_binomial_power() -> None:
+    """A win rate against 50 % (or a share against chance) is one sample against a fixed value: R's pwr gives
+    pwr.p.test(h = 0.3, power = 0.8) -> n = 87.21; the two-sample formula (n per condition) would ask twice as
+    many. At that n the exact binomial test has about the power asked (0.7-0.8: the arcsine approximation and the
+    binomial's steps), where twice as many judgments give far more than asked."""
+    from scipy.stats import binom, binomtest
+
+    h03 = (0.5, math.sin((2 * math.asin(math.sqrt(0.5)) + 0.3) / 2) ** 2)
+    assert sample_size_one_proportion(*h03) == 88
+    for p in (0.6, 0.65, 0.75):
+        n = sample_size_one_proportion(p, 0.5)
+        assert abs(2 * n - sample_size_two_proportions(p, 0.5)) <= 2  # half the n per condition, up to rounding
+
+        def exact_power(n: int, p: float = p) -> float:
+            k = np.arange(n + 1)
+            rejected = np.array([binomtest(int(x), n, 0.5).pvalue < 0.05 for x in k])
+            return float(binom.pmf(k, n, p)[rejected].sum())
+
+        assert 0.7 < exact_power(n) < 0.85
+        assert exact_power(2 * n) > 0.93
+    with pytest.raises(ValueError, match="zero effect"):
+        sample_size_one_proportion(0.5, 0.5)
     with pytest.raises(ValueError):
         cohens_h(1.2, 0.5)
 

@@ -105,6 +105,23 @@ def sample_size_two_proportions(p1: float, p2: float, alpha: float = 0.05, power
     return math.ceil(2 * (z / h) ** 2 - 1e-9)
 
 
+def sample_size_one_proportion(p: float, p0: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Judgments a two-sided test of one proportion against a fixed ``p0`` (a win rate against 50 %, a share
+    against its chance level) needs to detect a true proportion ``p``: ceil(((z₁₋α/₂ + z_power) / h)²), h =
+    Cohen's h between ``p`` and ``p0`` (Cohen 1988, ch. 6, case 0: one sample against a theoretical value, whose
+    tables are read at h·√2; half the n per condition of :func:`sample_size_two_proportions`).
+
+    Raises ValueError when p == p0 (no effect: no finite n).
+    """
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError("alpha and power must be between 0 and 1")
+    h = abs(cohens_h(p, p0))
+    if h == 0:
+        raise ValueError("p equals p0: no sample size detects a zero effect")
+    z = _st.norm.ppf(1 - alpha / 2) + _st.norm.ppf(power)
+    return math.ceil((z / h) ** 2 - 1e-9)
+
+
 def sample_size_paired(effect: float, alpha: float = 0.05, power: float = 0.8) -> int:
     """Pairs needed by a two-sided paired t test to detect a standardised mean difference ``effect`` =
     mean(d) / sd(d): ceil(((z₁₋α/₂ + z_power) / effect)² + z₁₋α/₂² / 2), the normal approximation with
