@@ -270,7 +270,8 @@ def cli_reference(parser: argparse.ArgumentParser | None = None) -> str:
     if parser is None:
         parser = _evalkit()[1].build_parser()
     out = [f"Every command of {_code(parser.prog)}, generated from its argument parser "
-           "(`evalkit.__main__.build_parser()`).", ""]
+           "(`evalkit.__main__.build_parser()`). After `pip install .` the same commands are the program `evalkit` "
+           "(`evalkit check`, `evalkit serve`, ...).", ""]
     if parser.description:
         out += [_escape(parser.description, cell=False), ""]
     out += ["```text", _usage(parser), "```", ""]
