@@ -208,5 +208,8 @@ def audit_lines(balances: Sequence[TaskBalance], labels: Sequence[str] = "ABCDEF
             counts = [b.pairs[q] for q in pairs]
             stat, df, p = b.pair_test()
             shown = ", ".join(f"{x}-{y} {b.pairs[(x, y)]}" for x, y in pairs)
-            lines.append(f"    pairs: {shown}; {_ratio(counts)}; chi-square {stat:.2f} (df {df}), p = {p:.3g}")
+            if len(pairs) < 2:  # one pair of systems: every question shows it, there is no balance to test
+                lines.append(f"    pairs: {shown} (one pair: shown in every question)")
+            else:
+                lines.append(f"    pairs: {shown}; {_ratio(counts)}; chi-square {stat:.2f} (df {df}), p = {p:.3g}")
     return lines

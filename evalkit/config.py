@@ -490,7 +490,8 @@ def study_version(study: Study) -> str:
     h = hashlib.sha256()
     h.update(study.config_sha256.encode())
     h.update(study.consent_text.encode("utf-8"))
-    paths = sorted(dataset_files(study.datasets).values()) if study.datasets.is_dir() else []
+    # the review files count only for a study that reads the pools (one over items files alone does not load them)
+    paths = sorted(dataset_files(study.datasets).values()) if study.pool_slots() else []
     paths += sorted({t.items for t in study.tasks if isinstance(t, RatingTask)})
     paths += sorted({p for t in study.tasks for p in KINDS[t.kind].items_files(t)} - set(paths))
     paths += sorted({c.file for _, c in study.checks if c.file is not None} - set(paths))
@@ -510,8 +511,8 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
     for broken data files; both messages name the file.
     """
     study = load_study(path, database=database, database_from=database_from)
-    # (no datasets folder: no task reads the pools, or load_study would have refused the study)
-    pools = load_pools(study.datasets, **study.pool.as_kwargs()) if study.datasets.is_dir() else Pools()
+    # (a study over items files alone never loads review files: its datasets folder may hold any, or be absent)
+    pools = load_pools(study.datasets, **study.pool.as_kwargs()) if study.pool_slots() else Pools()
     check_pools(study, pools)
     for source, domain in pools:  # build the length indexes now, not during an evaluator's first click
         pools.index(source, domain)

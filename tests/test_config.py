@@ -397,3 +397,16 @@ def test_a_pair_of_one_source_with_itself_is_refused_also_when_spaces_differ(tmp
         with pytest.raises(ConfigError, match=r"entry #1 compares 'gen' with itself"):
             load_study(config)
         config.write_text(config.read_text().replace(pair, '["gen", "base"]', 1), encoding="utf-8")
+
+
+def test_a_study_over_items_files_alone_is_versioned_by_its_own_files(tmp_path: Path) -> None:
+    """Review files beside an items study (e.g. the demo's, when the study is copied into the checkout's
+    datasets/) are not read, so they neither change its version nor can break it."""
+    from tests.item_study import task_block
+
+    config = make_items_study(tmp_path, task_block("compare"))
+    before = open_study(config).version
+    (tmp_path / "datasets" / "real-hotels.xml").write_text("not xml", encoding="utf-8")
+    assert open_study(config).version == before
+    (tmp_path / "items.jsonl").write_text((tmp_path / "items.jsonl").read_text() + "\n", encoding="utf-8")
+    assert open_study(config).version != before  # its own files do

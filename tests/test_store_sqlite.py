@@ -288,6 +288,11 @@ def test_postgresql_urls_stay_urls_and_their_passwords_are_masked() -> None:
     with pytest.raises(StoreError, match=r"more than one '@' .* percent-encoded \(%40 for @") as err:
         resolve_database("postgresql://me:s3cr@t/pw@localhost:55432/db")
     assert "s3cr" not in str(err.value) and "pw" not in str(err.value)
+    for password in ("pa/zq", "pa#zq", "pa?zq"):  # one @, but the address ends inside the password
+        with pytest.raises(StoreError, match=r"its port is not a number .* percent-encoded") as err:
+            resolve_database(f"postgresql://me:{password}@localhost:5432/db")
+        assert "zq" not in str(err.value) and "me:***@localhost" in str(err.value)
+    assert resolve_database("postgresql://me:pa%2Fss@[::1]:5432/db?sslmode=require").endswith("sslmode=require")
     from evalkit.store import check_database, describe
 
     pasted = "postgresql://u:pw1@127.0.0.1:1/db postgresql://v:pw2@k/db"

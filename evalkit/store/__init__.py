@@ -18,6 +18,7 @@ only when a PostgreSQL database is opened or checked.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -112,10 +113,16 @@ def resolve_database(value: str | Path, base: Path | None = None) -> Database:
     if isinstance(value, str) and _URL.match(text):
         scheme = text.split("://", 1)[0].lower()
         if scheme in POSTGRES_SCHEMES:
+            encode = ("write the characters @ : / ? # % of a user name or password percent-encoded (%40 for @, %3A "
+                      "for :, %2F for /)")
             if text.split("://", 1)[1].split("?", 1)[0].count("@") > 1:  # "user:p@ss@host": the driver would
                 raise StoreError(  # connect to host "ss" and print part of the password in its error
-                    f"database {mask_url(text)!r}: more than one '@' before the database name; write the characters "
-                    "@ : / ? # % of a user name or password percent-encoded (%40 for @, %3A for :, %2F for /)")
+                    f"database {mask_url(text)!r}: more than one '@' before the database name; {encode}")
+            try:  # "user:pa/ss@host": the address ends at the "/", so "pa" is read as the port of host "user"
+                _ = urllib.parse.urlsplit(text).port
+            except ValueError:
+                raise StoreError(f"database {mask_url(text)!r}: its port is not a number (a password holding / ? "
+                                 f"or # ends the address early); {encode}") from None
             return text
         if not text.startswith(SQLITE_URL_PREFIX):
             raise StoreError(f"database {mask_url(text)!r}: {scheme!r} databases are not supported; give a "
