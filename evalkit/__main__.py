@@ -458,7 +458,9 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plan)
     p = sub.add_parser("report", help="print the results from a database (same numbers as the results page)")
     p.add_argument("--db", required=True, help=DB_HELP)
-    p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown")
+    p.add_argument("--format", choices=("markdown", "latex", "csv"), default="markdown",
+                   help="markdown: every table with its notes; latex: the headline table for a paper (booktabs); "
+                        "csv: the headline rows with their intervals and p-values")
     p.add_argument("--completed-only", action="store_true", help="count only sessions that reached the end")
     p.add_argument("--fast-ms", type=int, default=None,
                    help="flag answers faster than this (ms; default: the results page's, 2000)")
@@ -472,7 +474,9 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("export", help="write all evaluations, ratings, scores or form answers as CSV")
     p.add_argument("what", choices=("evaluations", "ratings", "scores", "forms"),
-                   help="scores: one row per score of every kind that scores (score, rating), numeric")
+                   help="evaluations: one row per answer (CERA's columns, then evalkit's); ratings: one row per "
+                        "rating; scores: one row per score of every kind that scores (score, rating), numeric; "
+                        "forms: one row per answer to a background form's field")
     p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)

@@ -322,3 +322,19 @@ def test_check_names_each_absolute_path_outside_the_study_folder(tmp_path: Path,
                               f"folder {(tmp_path / 'study').resolve()} (it leads to {consent}); keep the study's "
                               "files inside its folder, or give an absolute path to use a file outside it on "
                               "purpose\n")
+
+
+def test_every_command_and_argument_has_help() -> None:
+    """The command-line reference is generated from the parser (docs/hooks/reference.py): an argument without help
+    would be a bare name there."""
+    import argparse
+
+    from evalkit.__main__ import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helped = {c.dest: c.help for c in subparsers._choices_actions}
+    bare = [f"{name} {action.dest}" for name, command in subparsers.choices.items() for action in command._actions
+            if not isinstance(action, argparse._HelpAction) and not action.help]
+    assert not bare, f"arguments without help: {bare}"
+    assert all(helped.get(name) for name in subparsers.choices), helped
