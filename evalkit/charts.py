@@ -17,8 +17,8 @@ from .analysis import Report
 from .display import Zone
 from .resultkit import BLUE, GREY, RED, bt_chart, rate_chart
 
-__all__ = ["TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rate_chart", "report_specs", "time_histogram",
-           "timeline_chart", "to_spec"]
+__all__ = ["TIMELINE_DOTS_UP_TO", "TIMELINE_PARTS", "bt_chart", "local_wall_clock", "rate_chart", "report_specs",
+           "time_histogram", "timeline_chart", "to_spec"]
 
 
 
@@ -49,17 +49,26 @@ TIMELINE_PARTS = {"answers": (["answers"], [BLUE], "answers"),
                   "evaluators": (["evaluators started", "evaluators completed"], [GREY, "#2f7d3b"], "evaluators")}
 
 
-def timeline_chart(timeline: pd.DataFrame, zone: Zone | None = None, part: str = "answers") -> alt.Chart:
+#: A series of at most this many points gets a dot on each (a single answer, the first evaluators: a step line
+#: through one point draws nothing); a longer one is a line alone, its dots would blur into it.
+TIMELINE_DOTS_UP_TO = 40
+
+
+def timeline_chart(timeline: pd.DataFrame, zone: Zone | None = None, part: str = "answers") -> alt.LayerChart:
     """Cumulative answers (``part="answers"``) or evaluators started and completed (``part="evaluators"``)
     over time (``Report.timeline``), in the researcher's time zone (UTC when not given). Both parts share
-    the time axis, so drawn one above the other they line up."""
+    the time axis, so drawn one above the other they line up. A step line, with a dot on each point of a series of
+    at most :data:`TIMELINE_DOTS_UP_TO` points, so that a single point is seen."""
     zone = zone or Zone(UTC, "UTC")
     series, colours, y_title = TIMELINE_PARTS[part]
     frame = timeline.assign(time=local_wall_clock(timeline["time"], zone))
     x = _time_axis(frame["time"], zone)
     tip = alt.Tooltip("time:T", title=f"time ({zone.label})", format="%d %b %Y %H:%M:%S", formatType="utc")
     rows = frame[frame["series"].isin(series)]
-    return alt.Chart(rows).mark_line(interpolate="step-after", point=False).encode(
+    rows = rows.assign(dot=rows.groupby("series")["series"].transform("size") <= TIMELINE_DOTS_UP_TO)
+    line = alt.Chart().mark_line(interpolate="step-after")
+    dots = alt.Chart().mark_point(filled=True, size=36, opacity=1).transform_filter("datum.dot")
+    return alt.layer(line, dots, data=rows).encode(
         x=x, y=alt.Y("count:Q", title=y_title, axis=alt.Axis(tickMinStep=1)),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=series, range=colours),
                         legend=None if len(series) == 1 else alt.Legend(orient="top")),

@@ -86,31 +86,41 @@ def _tex(text: object) -> str:
 def latex_table(report: Report, *, label: str = "tab:human-eval") -> str:
     """A publication-ready booktabs table of the main results (needs ``\\usepackage{booktabs}``).
 
-    The caption names every kind of interval: Wilson for rates, Student t for
-    mean scores (clipped to the rating scale, and says so when one was),
-    percentile bootstrap over evaluators for Bradley–Terry and Plackett–Luce strengths.
+    The caption names each kind of interval the table has rows with, and only those: Wilson for rates, Student t
+    for mean scores (clipped to the rating scale, and says so when one was), percentile bootstrap over evaluators
+    for Bradley–Terry and Plackett–Luce strengths, Fisher z for correlations, order statistics for medians, the
+    normal approximation for d'.
     """
     table = main_results(report)
     pct_conf = f"{round(100 * report.options.confidence)}\\%"
-    clipped = table["interval"].str.startswith("Student t, clipped").any()
-    means = ("scores with Student-$t$ intervals, clipped to the rating scale (marked $^\\dagger$)" if clipped
-             else "scores with Student-$t$ intervals")
-    booted = table["interval"].str.startswith("bootstrap percentile")
-    models = [name for name, word in (("Bradley--Terry", "Bradley–Terry"), ("Plackett--Luce", "Plackett–Luce"))
-              if table.loc[booted, "section"].str.contains(word).any()]
-    boot = (f";\n  {' and '.join(models or ['Bradley--Terry'])} log-strengths with percentile bootstrap intervals "
-            f"(evaluators resampled {report.options.bootstrap_resamples:,} times)") if booted.any() else ""
-    if table["interval"].eq("Fisher z").any():
-        boot += ";\n  correlations with automatic metrics with Fisher-$z$ intervals"
-    if table["interval"].eq("order statistics").any():
-        boot += ";\n  medians with distribution-free order-statistic intervals"
+    interval = table["interval"].astype(str)
+    clauses = []
+    if interval.eq("Wilson").any():
+        clauses.append(f"rates in \\%, {pct_conf} Wilson intervals, exact binomial tests")
+    if interval.str.startswith("Student t").any():
+        clauses.append("scores with Student-$t$ intervals, clipped to the rating scale (marked $^\\dagger$)"
+                       if interval.str.startswith("Student t, clipped").any() else "scores with Student-$t$ intervals")
+    booted = interval.str.startswith("bootstrap percentile")
+    if booted.any():
+        models = [name for name, word in (("Bradley--Terry", "Bradley–Terry"), ("Plackett--Luce", "Plackett–Luce"))
+                  if table.loc[booted, "section"].str.contains(word).any()]
+        clauses.append(f"{' and '.join(models or ['Bradley--Terry'])} log-strengths with percentile bootstrap "
+                       f"intervals (evaluators resampled {report.options.bootstrap_resamples:,} times)")
+    if interval.eq("Fisher z").any():
+        clauses.append("correlations with automatic metrics with Fisher-$z$ intervals")
+    if interval.eq("order statistics").any():
+        clauses.append("medians with distribution-free order-statistic intervals")
+    if interval.str.startswith("normal approximation").any():
+        clauses.append("$d'$ with normal-approximation intervals (Gourevitch \\& Galanter 1967)")
+    described = ";\n  ".join(clauses)
+    described = f"\n  {described[0].upper()}{described[1:]}." if described else ""
+    who = f"{count_text(report.n_sessions, 'evaluator')}, {report.n_completed:,} completed"
     lines = [
         "% Requires \\usepackage{booktabs}",
         "\\begin{table}[t]",
         "\\centering",
         "\\small",
-        f"\\caption{{Human evaluation results ({report.n_sessions} evaluators, {report.n_completed} completed).\n"
-        f"  Rates in \\%, {pct_conf} Wilson intervals, exact binomial tests;\n  {means}{boot}.}}",
+        f"\\caption{{Human evaluation results ({who}).{described}}}",
         f"\\label{{{label}}}",
         "\\begin{tabular}{llrrrl}",
         "\\toprule",
@@ -151,9 +161,11 @@ def section_headings(result: TaskResult) -> tuple[str, str]:
 def markdown_report(report: Report) -> str:
     """Every result table as Markdown."""
     o = report.options
+    # the item ratings only in a study that has them (a rating task, or ratings stored)
+    rated = f", {ratings_text(report.n_ratings, report.n_rated_items)}" if report.ratings or report.n_ratings else ""
     parts = [f"# Results{': ' + report.title if report.title else ''}", "",
-             f"{report.n_sessions} evaluators included ({report.n_completed} completed), {report.n_answers} "
-             f"answers, {ratings_text(report.n_ratings, report.n_rated_items)}. "
+             f"{count_text(report.n_sessions, 'evaluator')} included ({report.n_completed:,} completed), "
+             f"{count_text(report.n_answers, 'answer')}{rated}. "
              f"Options: completed only = {o.completed_only}, "
              f"familiarity-weighted = {o.familiarity_weighted}, fast threshold = {o.fast_ms} ms.", ""]
     for result in report.sections():

@@ -3,6 +3,8 @@
 Not linked from any evaluator screen. The password comes from
 ``st.secrets["results_password"]`` or ``EVALKIT_RESULTS_PASSWORD``; with
 neither, the page stays locked.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hmac
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -204,7 +207,8 @@ def table(where: DeltaGenerator, frame: pd.DataFrame, zone: Zone | None = None, 
     shown = readable(csv_safe(frame) if untrusted else frame)
     times = {c: st.column_config.DatetimeColumn(c, format=TIME_FORMAT, help=f"Time zone: {zone.label}")
              for c in shown.columns if zone is not None and isinstance(shown[c].dtype, pd.DatetimeTZDtype)}
-    where.dataframe(shown, hide_index=True, column_config=times or None)
+    # a missing value (a session not completed yet, a statistic undefined) as the en dash of the formatted cells
+    where.dataframe(shown, hide_index=True, column_config=times or None, placeholder="–")
 
 
 def exported(what: str, generate: Callable[[], str]) -> Callable[[], str]:
@@ -345,21 +349,38 @@ def show_ratings(report: Report, specs: dict[str, dict]) -> None:
         show_task(result, specs)
 
 
-def set_status(session_id: str, status: str) -> None:
+def set_status(session_id: str, status: str, done: str) -> None:
+    """Set a session's status (exclude, include, trash, restore); ``done`` is said under the evaluator picker."""
     store.set_session_status(session_id, status, actor=ACTOR)
+    ui.flash("success", done)
+
+
+#: ASCII punctuation, each escaped with a backslash: Markdown then shows it as it is
+MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def who(session_id: str, name: object) -> str:
+    """A session as the admin messages name it: ``053c108f (Tester)``, the name (typed by the evaluator) shown as
+    typed, never as Markdown."""
+    text = MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(str(name or "").split()))
+    return f"{_short(session_id)} ({text})" if text else _short(session_id)
 
 
 DELETE_CONFIRM, DELETE_BUTTON = "Delete permanently: I understand this cannot be undone", "Delete permanently"
+#: what each action does, under the buttons
+ACTIONS_NOTE = ("**Exclude**: the session is kept but not counted; Include again undoes it. **Move to trash**: not "
+                "counted either, and its participant id is free to start again (for test runs and duplicates); "
+                "Restore brings it back. **Delete permanently**: the session and its answers are gone for good.")
 
 
-def delete(session_id: str) -> None:
+def delete(session_id: str, named: str) -> None:
     """Delete a session and its answers, only when its confirmation box is ticked (else say so under the button)."""
     why = confirm_problem(bool(st.session_state.get(f"confirm_delete_{session_id}")), DELETE_CONFIRM, DELETE_BUTTON)
     if why:
         st.session_state["_delete_refused"] = (session_id, why)
         return
     store.delete_session(session_id, actor=ACTOR)
-    ui.flash("success", f"Session {_short(session_id)} and all its answers were deleted.")
+    ui.flash("success", f"Deleted {named} and all its answers for good.")
 
 
 def show_evaluators(view: View) -> None:
@@ -383,29 +404,43 @@ def show_evaluators(view: View) -> None:
         chart(right, specs, "answer_times")
 
     st.markdown("#### Manage an evaluator")
+    # The picker's labels carry the session's status. The browser keeps the label it was sent, so when the status
+    # of the session shown changed (an action below, an evaluator finishing) the choice is set again: the browser
+    # is sent the label with the new status.
+    shown, picked = st.session_state.get("_admin_shown"), st.session_state.get("admin_session")
+    if shown and shown[0] == picked and view.labels.get(picked, shown[1]) != shown[1]:
+        st.session_state["admin_session"] = picked
     chosen = st.selectbox("Evaluator", list(view.labels), index=None, key="admin_session",
                           format_func=view.labels.__getitem__, placeholder="Choose an evaluator")
-    ui.show_flash()
+    st.session_state["_admin_shown"] = (chosen, view.labels[chosen]) if chosen is not None else None
+    ui.show_flash()  # what the last action did, right under the picker
     if chosen is None:
         return
     row = report.quality[report.quality["session_id"] == chosen].iloc[0]
     back = "completed" if row["completed"] else "active"
-    status = row["status"]
+    status, named = row["status"], who(chosen, row["evaluator_name"])
     a1, a2, a3 = st.columns(3)
-    if status == "excluded":
-        a1.button("Include again", on_click=set_status, args=(chosen, back), key="act_include")
-    elif status != "trashed":
-        a1.button("Exclude from the results", on_click=set_status, args=(chosen, "excluded"), key="act_exclude")
-    if status == "trashed":
-        a2.button("Restore from trash", on_click=set_status, args=(chosen, back), key="act_restore")
+    if status == "trashed":  # (first: no gap before it)
+        a1.button("Restore from trash", on_click=set_status, key="act_restore",
+                  args=(chosen, back, f"Restored {named} from the trash: it is {back} and counts as before."))
+    elif status == "excluded":
+        a1.button("Include again", on_click=set_status, key="act_include",
+                  args=(chosen, back, f"Included {named} again: it is {back} and counts as before."))
     else:
-        a2.button("Move to trash", on_click=set_status, args=(chosen, "trashed"), key="act_trash")
-    with a3:
+        a1.button("Exclude from the results", on_click=set_status, key="act_exclude",
+                  args=(chosen, "excluded", f"Excluded {named} from the results: it is kept but no longer counts; "
+                                            "Include again brings it back."))
+    if status != "trashed":
+        a2.button("Move to trash", on_click=set_status, key="act_trash",
+                  args=(chosen, "trashed", f"Moved {named} to the trash: it no longer counts; Restore brings it "
+                                           "back."))
+    with a3:  # the one action that cannot be undone: a plain button, after a tick
         st.checkbox(DELETE_CONFIRM, key=f"confirm_delete_{chosen}")
-        st.button(DELETE_BUTTON, type="primary", on_click=delete, args=(chosen,), key="act_delete")
+        st.button(DELETE_BUTTON, on_click=delete, args=(chosen, named), key="act_delete")
         refused = st.session_state.pop("_delete_refused", None)
         if refused and refused[0] == chosen:  # the unticked box, said under the button
             st.warning(refused[1])
+    st.caption(ACTIONS_NOTE)
 
 
 def show_invitations(zone: Zone) -> None:
@@ -515,9 +550,10 @@ def show_exports(view: View) -> None:
     for where, (label, name, content, key) in zip(st.columns(len(downloads)), downloads, strict=True):
         where.download_button(label, exported(name, content), file_name=name, mime="text/csv", on_click="ignore",
                               key=key)
-    notes = ["The evaluations CSV starts with the original CERA columns (evaluatorName, sessionId, task, "
-             "questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, createdAt), "
-             "filled for the CERA tasks (triplet, pairwise); an answer of another kind names its systems in "
+    notes = ["The evaluations CSV starts with the column names of the CERA study's original export (evaluatorName, "
+             "sessionId, task, questionIndex, response, reviewSource, domain, timeSpentMs, leftSource, rightSource, "
+             "createdAt), kept so that the CERA analysis scripts read this file unchanged; its source columns are "
+             "filled for the kinds CERA used (triplet, pairwise). An answer of another kind names its systems in "
              "system (the output shown), preferred_system (the one chosen) and left_system / right_system."]
     if view.has_ratings:
         notes.append("The ratings CSV has one row per metric score; comments are in the itemComment and "

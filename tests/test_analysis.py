@@ -627,3 +627,37 @@ def test_alpha_notes_name_the_metrics() -> None:
     assert alpha_notes(agree.assign(note="")) == ""
     three = pd.DataFrame({"label": ["A", "B", "C", "D"], "note": ["n", "n", "n", ""]})
     assert alpha_notes(three) == "Alpha is undefined for A, B and C: n."
+
+
+def one_evaluator_pairs() -> Frames:
+    """A pairwise-only study (no scores, no ratings) with one evaluator, who completed it."""
+    return Frames(sessions=sessions_frame(("e1", "completed", True)),
+                  evaluations=pair_rows().query("session_id == 'e1'").reset_index(drop=True),
+                  ratings=rating_frame().iloc[:0], studies={"v": {"title": "Pairs", "tasks": [PAIRS]}})
+
+
+def test_the_latex_caption_counts_in_the_right_number_and_names_only_the_intervals_in_the_table() -> None:
+    """One evaluator is "1 evaluator"; a study without scores says nothing of Student-t intervals (nor of
+    correlations or medians); each kind of interval is named when the table has rows of it."""
+    latex = latex_table(analyse(one_evaluator_pairs()))
+    assert "(1 evaluator, 1 completed)." in latex and "1 evaluators" not in latex
+    assert "Rates in \\%, 95\\% Wilson intervals, exact binomial tests" in latex
+    assert "Bradley--Terry log-strengths with percentile bootstrap intervals" in latex
+    for absent in ("Student", "Fisher", "order-statistic", "normal-approximation"):
+        assert absent not in latex, absent
+    full = latex_table(analyse(frames_for_report()))  # rates, clipped rating means, Bradley–Terry
+    assert "(3 evaluators, 2 completed)." in full
+    assert ("Rates in \\%, 95\\% Wilson intervals, exact binomial tests;\n  scores with Student-$t$ intervals, "
+            "clipped to the rating scale (marked $^\\dagger$);\n  Bradley--Terry log-strengths") in full
+    frames = one_evaluator_pairs()
+    empty = latex_table(analyse(Frames(frames.sessions.iloc[:0], frames.evaluations.iloc[:0],
+                                       frames.ratings, {"v": {"title": "Nothing", "tasks": []}})))
+    assert "\\caption{Human evaluation results (0 evaluators, 0 completed).}" in empty  # no rows: no intervals
+
+
+def test_the_markdown_report_counts_in_the_right_number_and_leaves_out_ratings_it_has_none_of() -> None:
+    md = markdown_report(analyse(one_evaluator_pairs()))
+    assert "1 evaluator included (1 completed), 2 answers. Options:" in md
+    assert "ratings of" not in md.split("##")[0]  # a study without a rating task: no "0 ratings of 0 items"
+    assert "3 evaluators included (2 completed), 11 answers, 5 ratings of 2 items." in markdown_report(
+        analyse(frames_for_report()))

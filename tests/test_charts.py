@@ -122,3 +122,23 @@ def test_bradley_terry_chart_draws_the_bootstrap_intervals() -> None:
     assert drawn["a"] == (0.1, 1.2) and drawn["c"][0] == -0.9  # -inf drawn to the edge of the finite values
     plain = to_spec(bt_chart(frame[["source", "log_strength"]]))  # no intervals: bars only
     assert all(layer["mark"]["type"] == "bar" for layer in _layers(plain))
+
+
+def test_a_single_point_of_the_timeline_is_drawn() -> None:
+    """One answer, one evaluator started (and completed): a step line through one point draws nothing, so each
+    point of a short series is drawn as a dot too; a long series is a line alone."""
+    one = pd.DataFrame({"time": pd.to_datetime(["2026-01-01T10:00:00Z", "2026-01-01T10:00:05Z",
+                                                "2026-01-01T10:20:00Z"], utc=True),
+                        "count": [1, 1, 1], "series": ["evaluators started", "answers", "evaluators completed"]})
+    for part, series in (("answers", {"answers"}), ("evaluators", {"evaluators started", "evaluators completed"})):
+        spec = to_spec(timeline_chart(one, part=part))
+        marks = {layer["mark"]["type"]: layer for layer in _layers(spec)}
+        assert set(marks) == {"line", "point"}, part
+        assert marks["point"]["mark"]["filled"] and marks["point"]["transform"] == [{"filter": "datum.dot"}]
+        [values] = spec["datasets"].values()
+        assert {v["series"] for v in values if v["dot"]} == series, part  # every single point has its dot
+        assert spec["encoding"]["color"]["field"] == "series"  # the dots take their line's colour
+    frames = big_frames(500)
+    long = to_spec(timeline_chart(timeline(frames.sessions, frames.evaluations), part="answers"))
+    [values] = long["datasets"].values()
+    assert len(values) > 40 and not any(v["dot"] for v in values)

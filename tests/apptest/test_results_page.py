@@ -498,3 +498,62 @@ def test_a_study_without_a_rating_task_has_no_ratings_tab_or_counters(tmp_path, 
     assert [tab.label for tab in at.tabs] == ["Overview", "Evaluators", "Exports"]
     assert [m.label for m in at.metric] == ["Evaluators counted", "Completed", "Answers"]
     st.cache_resource.clear()
+
+
+def test_admin_actions_say_what_they_did_and_the_picker_shows_the_new_status(harness: Harness) -> None:
+    """Each action (exclude, include, trash, restore, delete) says what it did under the picker, for one run; the
+    picker's label is sent again with the session's new status (the browser keeps the label it was sent); the
+    irreversible delete is a plain button, and a line under the buttons says how the three differ."""
+    ids = fill(harness, 2)
+    odd = harness.store.create_session(study_version=harness.loaded.version, evaluator_name="*Ann* [x](y)")
+    at = unlock(results_app(harness))
+    sid, short = ids[0], ids[0][:8]
+
+    def picker():
+        return at.selectbox(key="admin_session")
+
+    def act(label: str) -> str:
+        button(at, label).click().run()
+        assert not at.exception
+        [message] = [s.value for s in at.success]
+        return message
+
+    picker().select(sid).run()
+    assert picker().value == sid and f"{short} · Eval 0 · completed" in picker().options
+    assert not at.success  # nothing done yet, nothing said
+    delete = button(at, "Delete permanently")
+    assert delete.proto.type == "secondary"  # not the most prominent: it cannot be undone
+    primary = [b.label for b in at.button if b.proto.type == "primary"]
+    assert "Move to trash" not in primary and "Delete permanently" not in primary
+    note = next(c.value for c in at.caption if c.value.startswith("**Exclude**"))
+    assert "not counted" in note and "Restore brings it back" in note and "gone for good" in note
+    assert act("Move to trash") == f"Moved {short} (Eval 0) to the trash: it no longer counts; Restore brings it back."
+    assert picker().proto.set_value and picker().proto.raw_value == f"{short} · Eval 0 · trashed"  # sent again
+    assert f"{short} · Eval 0 · trashed" in picker().options and f"{short} · Eval 0 · completed" not in picker().options
+    at.run()  # a message for one run: a later run does not repeat it
+    assert not at.success and not picker().proto.set_value and picker().value == sid
+    assert act("Restore from trash") == (f"Restored {short} (Eval 0) from the trash: it is completed and counts as "
+                                         "before.")
+    assert picker().proto.raw_value == f"{short} · Eval 0 · completed"
+    assert act("Exclude from the results") == (f"Excluded {short} (Eval 0) from the results: it is kept but no "
+                                               "longer counts; Include again brings it back.")
+    assert picker().proto.raw_value == f"{short} · Eval 0 · excluded"
+    assert act("Include again") == f"Included {short} (Eval 0) again: it is completed and counts as before."
+    at.checkbox(key=f"confirm_delete_{sid}").check().run()
+    assert act("Delete permanently") == f"Deleted {short} (Eval 0) and all its answers for good."
+    assert harness.store.get_session(sid) is None and picker().value is None
+    picker().select(odd.session_id).run()  # a name typed by an evaluator is shown as typed, not as Markdown
+    assert act("Move to trash").startswith(f"Moved {odd.session_id[:8]} (\\*Ann\\* \\[x\\]\\(y\\)) to the trash")
+
+
+def test_an_unfinished_session_has_an_empty_completed_cell_not_none(harness: Harness) -> None:
+    """The evaluator table's missing values (a session not completed yet) show as the en dash of the other empty
+    cells, in every table of the page, not as Streamlit's grey "None"."""
+    loaded, store = harness.loaded, harness.store
+    session = store.create_session(study_version=loaded.version, evaluator_name="Tester")
+    q = plan(loaded.study, loaded.pools, session.seed)[0]
+    record_choice(store, session, q, q.labels[0], 1500)
+    at = unlock(results_app(harness))
+    [evaluators] = [d for d in at.dataframe if "Max identical run" in d.value.columns]
+    assert pd.isna(evaluators.value["Completed"].iloc[0]) and evaluators.value["Majority agreement %"].iloc[0] == "–"
+    assert {d.proto.placeholder for d in at.dataframe} == {"–"}

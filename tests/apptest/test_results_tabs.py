@@ -142,3 +142,35 @@ def test_the_latex_preview_is_the_exported_table_without_latex_highlighting(harn
     latex = generators["results.tex"]()
     assert "\\%" in latex and code.value.strip() == latex.strip()  # the table as exported, \% escapes included
     assert code.language in ("", None, "text", "plaintext")
+
+
+def test_a_compare_study_of_two_systems_reads_right_with_one_evaluator_then_two(make_harness, tmp_path: Path) -> None:
+    """What a newcomer saw: one unfinished evaluator with one answer. The LaTeX caption counts "1 evaluator" and
+    names only the intervals its rows have (no scores: no Student t); both timelines draw their single points;
+    the Exports tab says what the CERA columns are. A second evaluator: "2 evaluators"."""
+    import json
+
+    config = make_items_study(tmp_path, task_block("compare").replace('["gpt4", "t5", "human"]', '["gpt4", "t5"]'))
+    h = make_harness(config=config)
+    loaded = h.loaded
+    h.store.register_study(loaded.version, study_summary(loaded.study))
+    session = h.store.create_session(study_version=loaded.version, evaluator_name="Tester")
+    q = next(q for q in plan(loaded.study, loaded.pools, session.seed, loaded.item_sets) if q.kind == "compare")
+    record_choice(h.store, session, q, q.labels[0], 1500)
+    at = unlock(results_app(h))
+    assert not at.exception
+    [latex] = [c.value for c in at.code if "\\toprule" in c.value]
+    assert "(1 evaluator, 0 completed)." in latex and "Student" not in latex
+    assert "Rates in \\%, 95\\% Wilson intervals" in latex
+    timelines = {spec["title"]["text"]: spec for spec in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))
+                 if "over time" in str(spec.get("title"))}
+    assert set(timelines) == {"Answers over time (cumulative)", "Evaluators over time (cumulative)"}
+    for title, spec in timelines.items():  # one answer, one evaluator started: a dot each, not an empty chart
+        assert "point" in [layer["mark"]["type"] for layer in spec["layer"]], title
+    [exports] = [t for t in at.tabs if t.label == "Exports"]
+    note = next(c.value for c in exports.caption if c.value.startswith("The evaluations CSV"))
+    assert "column names of the CERA study's original export" in note and "analysis scripts read this file" in note
+    _answered(h, 1)
+    at.run()
+    [latex] = [c.value for c in at.code if "\\toprule" in c.value]
+    assert "(2 evaluators, 0 completed)." in latex
