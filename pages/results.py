@@ -262,17 +262,20 @@ with st.expander("Study controls", expanded=bool(st.session_state.get("_end_refu
         c1.button("Reopen the study", on_click=lambda: store.set_survey_state("open", actor=ACTOR))
     st.caption("Changes take effect for evaluators on their next click. Every change is logged.")
 
+#: the switches that mean something only for a study with rating tasks, or with tutorials and attention checks
+RATING_TASKS = any(task.kind == "rating" for task in loaded.study.tasks)
+CHECKS = any(checks.tutorial or checks.attention_checks for _, checks in loaded.study.checks)
 o1, o2, o3 = st.columns(3)
 options = Options(
     completed_only=o1.toggle("Completed sessions only", key="opt_completed"),
-    familiarity_weighted=o2.toggle("Familiarity-weighted rating means", key="opt_weighted"),
+    familiarity_weighted=RATING_TASKS and o2.toggle("Familiarity-weighted rating means", key="opt_weighted"),
     fast_ms=int(o3.number_input("Flag answers faster than (seconds)", min_value=0.0, max_value=120.0, value=2.0,
                                 step=0.5, key="opt_fast") * 1000),
-    exclude_failed_checks=o1.toggle(
+    exclude_failed_checks=not CHECKS or o1.toggle(
         "Leave out failed evaluators", value=True, key="opt_failed_checks",
         help="Evaluators who failed the attention checks: more failed checks (first answer wrong) than "
              "[study.quality] max_failed_checks. The evaluator table shows everyone's checks."),
-    include_check_questions=o2.toggle(
+    include_check_questions=CHECKS and o2.toggle(
         "Count check questions", key="opt_check_questions",
         help="Tutorial and attention-check questions. Off: their answers are left out of every statistic."),
 )

@@ -497,6 +497,8 @@ def test_a_study_without_a_rating_task_has_no_ratings_tab_or_counters(tmp_path, 
     at = unlock(at.switch_page("pages/results.py").run())
     assert [tab.label for tab in at.tabs] == ["Overview", "Evaluators", "Exports"]
     assert [m.label for m in at.metric] == ["Evaluators counted", "Completed", "Answers"]
+    # nor the switches that need rating tasks or attention checks (this study has neither)
+    assert [t.label for t in at.toggle] == ["Completed sessions only"]
     st.cache_resource.clear()
 
 
