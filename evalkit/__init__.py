@@ -15,5 +15,6 @@ module may import only from the floors below its own (this package's ``__init__`
    them :mod:`evalkit.question`
 7. core: :mod:`evalkit.items`, :mod:`evalkit.rating_items`, :mod:`evalkit.truncation`, :mod:`evalkit.datasets`,
    :mod:`evalkit.rng`, :mod:`evalkit.stats`, :mod:`evalkit.store`, :mod:`evalkit.text`, :mod:`evalkit.display`,
-   :mod:`evalkit.missing`, :mod:`evalkit.login_limit`, :mod:`evalkit.config_keys`, :mod:`evalkit.datafiles`
+   :mod:`evalkit.missing`, :mod:`evalkit.login_limit`, :mod:`evalkit.config_keys`, :mod:`evalkit.datafiles`,
+   :mod:`evalkit.spans`
 """
