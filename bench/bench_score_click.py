@@ -259,14 +259,16 @@ def main() -> None:
         for kind in ("score", "score before"):
             s = by[kind]
             c = statistics.median(getattr(s, cpu))
+            # (at a toy size the floor can be below the CPU clock's resolution: no ratio then)
             print(row(f"{label}: {kind}, server CPU per answer", fmt_s(c), fmt_s(floor_cpu),
-                      f"{c / floor_cpu:.2f}x", "<= 1.5x" if kind == "score" else "",
-                      c / floor_cpu <= 1.5 if kind == "score" else None))
+                      f"{c / floor_cpu:.2f}x" if floor_cpu else "n/a (floor below the clock's resolution)",
+                      "<= 1.5x" if kind == "score" else "",
+                      c / floor_cpu <= 1.5 if kind == "score" and floor_cpu else None))
             every = getattr(s, clicks)["next"] + getattr(s, clicks)["change"]
             p50 = statistics.median(every)
             print(row(f"{label}: {kind}, click p50 (every click: {len(every)} clicks, "
                       f"{len(getattr(s, clicks)['change'])} of them slider / level changes)", fmt_s(p50),
-                      fmt_s(floor_click), f"{p50 / floor_click:.2f}x"))
+                      fmt_s(floor_click), f"{p50 / floor_click:.2f}x" if floor_click else "n/a"))
     print(row("score widget, p95 of every click at the largest crowd",
               fmt_s(statistics.quantiles(by["score"].crowd_clicks["next"] or by["score"].clicks["next"],
                                          n=20)[-1])))
