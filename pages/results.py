@@ -615,7 +615,7 @@ except StoreError as exc:  # e.g. the reader process failed: say what happened, 
              "tries again on the next refresh.")
     st.stop()
 #: the Ratings tab and the rating counters: for a study with a rating task (or a database that holds ratings)
-RATINGS = (any(task.kind == "rating" for task in loaded.study.tasks) or view.report.n_ratings > 0
+RATINGS = (RATING_TASKS or view.report.n_ratings > 0
            or any(tab_of(result) == "Ratings" for result in view.report.sections()))
 names = ["Overview", *(["Ratings"] if RATINGS else []), "Evaluators", "Exports", *(["Forms"] if FORMS else [])]
 tabs = dict(zip(names, st.tabs(names), strict=True))

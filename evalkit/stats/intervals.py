@@ -91,18 +91,24 @@ def cohens_h(p1: float, p2: float) -> float:
     return 2 * math.asin(math.sqrt(p1)) - 2 * math.asin(math.sqrt(p2))
 
 
+def _z_over_h_squared(p1: float, p2: float, alpha: float, power: float, same: str) -> float:
+    """((z₁₋α/₂ + z_power) / h)², h = Cohen's h between ``p1`` and ``p2``: what both sample sizes scale.
+    ValueError for alpha or power outside (0, 1), or (saying ``same``) when the proportions are equal."""
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError("alpha and power must be between 0 and 1")
+    h = abs(cohens_h(p1, p2))
+    if h == 0:
+        raise ValueError(f"{same}: no sample size detects a zero effect")
+    z = _st.norm.ppf(1 - alpha / 2) + _st.norm.ppf(power)
+    return (z / h) ** 2
+
+
 def sample_size_two_proportions(p1: float, p2: float, alpha: float = 0.05, power: float = 0.8) -> int:
     """n per condition to detect p1 vs p2 (two-sided): ceil(2·((z₁₋α/₂ + z_power)/h)²), h = Cohen's h.
 
     Raises ValueError when p1 == p2 (no effect: no finite n).
     """
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise ValueError("alpha and power must be between 0 and 1")
-    h = abs(cohens_h(p1, p2))
-    if h == 0:
-        raise ValueError("p1 equals p2: no sample size detects a zero effect")
-    z = _st.norm.ppf(1 - alpha / 2) + _st.norm.ppf(power)
-    return math.ceil(2 * (z / h) ** 2 - 1e-9)
+    return math.ceil(2 * _z_over_h_squared(p1, p2, alpha, power, "p1 equals p2") - 1e-9)
 
 
 def sample_size_one_proportion(p: float, p0: float, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -113,13 +119,7 @@ def sample_size_one_proportion(p: float, p0: float, alpha: float = 0.05, power: 
 
     Raises ValueError when p == p0 (no effect: no finite n).
     """
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise ValueError("alpha and power must be between 0 and 1")
-    h = abs(cohens_h(p, p0))
-    if h == 0:
-        raise ValueError("p equals p0: no sample size detects a zero effect")
-    z = _st.norm.ppf(1 - alpha / 2) + _st.norm.ppf(power)
-    return math.ceil((z / h) ** 2 - 1e-9)
+    return math.ceil(_z_over_h_squared(p, p0, alpha, power, "p equals p0") - 1e-9)
 
 
 def sample_size_paired(effect: float, alpha: float = 0.05, power: float = 0.8) -> int:
