@@ -338,15 +338,20 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write all evaluations, ratings, scores (one row per score, numeric) or form answers as CSV."""
-    from .analysis import evaluations_csv, load_frames, ratings_csv
+    """Write all evaluations, ratings, scores (one row per score, numeric), form answers or error spans as CSV, or
+    the error-span answers as Pearmut's annotation log (JSONL)."""
+    from .analysis import evaluations_csv, items_of, load_frames, ratings_csv
     from .export import scores_csv
+    from .span_export import pearmut_jsonl, spans_csv
     from .tasks.form_analysis import forms_csv
 
+    items = items_of(open_study(args.config)) if args.config and args.what == "pearmut" else None
     store = _open_db(args.db)
     try:
         if args.what == "forms":
             text = forms_csv(store)
+        elif args.what in ("spans", "pearmut"):
+            text = spans_csv(store) if args.what == "spans" else pearmut_jsonl(store, items)
         else:
             frames = load_frames(store, full=True)
             text = {"evaluations": evaluations_csv, "ratings": ratings_csv, "scores": scores_csv}[args.what](frames)
@@ -472,12 +477,17 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
     p.add_argument("--config", help="the study's config: its items files' automatic metrics are correlated with "
                                     "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)
-    p = sub.add_parser("export", help="write all evaluations, ratings, scores or form answers as CSV")
-    p.add_argument("what", choices=("evaluations", "ratings", "scores", "forms"),
+    p = sub.add_parser("export", help="write all evaluations, ratings, scores, form answers or error spans as CSV, "
+                                      "or error-span answers as Pearmut's annotation log")
+    p.add_argument("what", choices=("evaluations", "ratings", "scores", "forms", "spans", "pearmut"),
                    help="evaluations: one row per answer (CERA's columns, then evalkit's); ratings: one row per "
                         "rating; scores: one row per score of every kind that scores (score, rating), numeric; "
-                        "forms: one row per answer to a background form's field")
+                        "forms: one row per answer to a background form's field; spans: one row per error span "
+                        "(code points); pearmut: one JSON line per answer of a spans task in Pearmut's "
+                        "annotation-log shape (UTF-16 offsets with --config)")
     p.add_argument("--db", required=True, help=DB_HELP)
+    p.add_argument("--config", help="pearmut: the study's config, whose items give the texts (offsets in UTF-16 "
+                                    "units as Pearmut counts them, and the items in the file); without it, code points")
     p.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)
     p = sub.add_parser("copy", help="copy a whole study (every table) between databases, e.g. SQLite to PostgreSQL")

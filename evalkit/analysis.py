@@ -60,6 +60,7 @@ from .resultkit import (
     strongest_first,
     tasks_of,
 )
+from .store import COLUMNS as STORE_COLUMNS
 from .store import ColumnSpec, ForKinds, JsonField, Sampled, Store
 from .tasks import KINDS
 from .text import csv_safe
@@ -143,7 +144,7 @@ EVALUATION_READ = (
     ("sources", "sources", "category"),
     ("item_ids", ForKinds("item_ids", ITEM_KINDS), "category"),
     ("confidence", JsonField("detail", "confidence"), "int"),
-    ("score_detail", ForKinds("detail", ("score",)), "text"),
+    ("score_detail", ForKinds("detail", ("score", "spans")), "text"),
 )
 #: What the analysis of every answer reads (the evaluator table, the timeline, the filters); each kind adds the
 #: columns its own analysis reads (:attr:`evalkit.tasks.base.TaskKind.analysis_columns`), see :func:`evaluation_read`.
@@ -187,7 +188,8 @@ def load_frames(store: Store, *, full: bool = False) -> Frames:
         read["evaluations"] = _with_every_column(read["evaluations"])
         sessions, evaluations, ratings = (read[name].to_pandas() for name in ("sessions", "evaluations", "ratings"))
         _add_check_columns(evaluations, store.check_answers())
-    return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=studies)
+    spans = pd.DataFrame(store.spans(), columns=list(STORE_COLUMNS["spans"]))
+    return Frames(sessions=sessions, evaluations=evaluations, ratings=ratings, studies=studies, spans=spans)
 
 
 def evaluation_read(studies: Mapping[str, Mapping[str, Any]], answer_tasks: Collection[str]) -> tuple[ColumnSpec, ...]:
@@ -652,12 +654,13 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
     ev = ev if keep.all() else ev[keep.to_numpy()]
     keep = rt["session_id"].isin(included["session_id"])
     rt = rt if keep.all() else rt[keep.to_numpy()]
+    spans = included_spans(frames.spans, ev)
     # The tasks' results, the evaluator table and the Bradley-Terry across tasks do not depend on each other (the
     # last only on the pairwise tasks' results): computed on two pool threads and this one, most of each in NumPy,
     # which releases the GIL. The pairwise tasks are submitted first, so this thread fits the bootstrap across
     # tasks (0.3-0.6 s at a million answers) while the pool does the other tasks and the evaluator table.
     with ThreadPoolExecutor(2) as pool:
-        jobs = _task_results(frames, ev, rt, options, items, pool)
+        jobs = _task_results(frames, ev, rt, options, items, pool, spans)
         quality = pool.submit(quality_signals, frames.sessions, frames.evaluations, frames.ratings, options.fast_ms)
         pairwise = [r for kind, job in jobs if kind == "pairwise" and (r := job.result()) is not None
                     and r.kind == "pairwise"]
@@ -677,8 +680,19 @@ def analyse(frames: Frames, options: Options | None = None, items: Mapping[str, 
     )
 
 
+def included_spans(spans: pd.DataFrame | None, ev: pd.DataFrame) -> pd.DataFrame | None:
+    """The spans of the answers ``ev`` (the included sessions' answers the statistics count): a span belongs to
+    the answer of its session, task and question."""
+    if spans is None or spans.empty:
+        return spans
+    keys = ev.loc[ev["kind"].astype(str) == "spans", ["session_id", "task", "question_index"]].astype(
+        {"session_id": str, "task": str, "question_index": int}).drop_duplicates()
+    return spans.merge(keys, on=["session_id", "task", "question_index"], how="inner")
+
+
 def _task_results(frames: Frames, ev: pd.DataFrame, rt: pd.DataFrame, options: Options,
-                  items: Mapping[str, ItemSet] | None, pool: Executor) -> list[tuple[str, Future[Any]]]:
+                  items: Mapping[str, ItemSet] | None, pool: Executor,
+                  spans: pd.DataFrame | None = None) -> list[tuple[str, Future[Any]]]:
     """Every task's results by its kind (the included answers ``ev`` and ratings ``rt``), computed on ``pool``:
     (kind, future of the result or None) in task order; the pairwise tasks are submitted first."""
     jobs: list[tuple[Any, TaskKind, TaskContext]] = []
@@ -689,7 +703,7 @@ def _task_results(frames: Frames, ev: pd.DataFrame, rt: pd.DataFrame, options: O
         given = None if items is None else items.get(t["id"])
         note = ("the study's items files were not given to the analysis" if items is None else
                 "the task's items file is not in the study's config" if given is None else "")
-        jobs.append((t, kind, TaskContext(options, given, note, rt)))
+        jobs.append((t, kind, TaskContext(options, given, note, rt, spans)))
     futures = {id(t): pool.submit(tasks.results, kind, ev, t, context)
                for t, kind, context in sorted(jobs, key=lambda job: job[0]["kind"] != "pairwise")}
     return [(t["kind"], futures[id(t)]) for t, _, _ in jobs]

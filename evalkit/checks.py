@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .question import CheckSpec, Question
 from .rng import Mulberry32, derive_seed, shuffle
+from .spans import SpanError, expected_spans
 from .tasks.base import Common, ConfigError, Table
 from .tasks.check_answers import CheckFeedback, correct, pending_feedback, record_check, skip_tutorial
 from .tasks.itemsource import systems_of
@@ -64,7 +65,7 @@ class Study(Protocol):
 
 CHECK_TYPES = ("tutorial", "attention")
 #: The kinds that take checks, and what their questions show: items of an items file, or reviews of the pools.
-CHECK_KINDS = ("compare", "score", "rank", "realfake", "triplet", "pairwise")
+CHECK_KINDS = ("compare", "score", "spans", "rank", "realfake", "triplet", "pairwise")
 DEFAULT_FEEDBACK = "That is not the answer we expected. Please read the texts again."
 _REAL_FAKE = ("real", "generated")
 
@@ -216,6 +217,8 @@ def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple
             raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must name one of its systems "
                               f"({', '.join(outputs)}), got {expect!r}")
         return outputs, "source", expect
+    if kind == "spans":
+        return outputs, "spans", json.dumps(_span_expectation(task, item, expect, where), sort_keys=True)
     if kind == "score":
         n = task.outputs_per_question
         if len(outputs) != n:
@@ -247,6 +250,82 @@ def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple
         return (expect,), "response", "real" if expect == task.target else "generated"
     raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must be 'real', 'generated' or one of its "
                       f"systems ({', '.join(outputs)}), got {expect!r}")
+
+
+def _range(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+        and value[0] <= value[1])
+
+
+def _code_point(text: str, unit: int) -> int:
+    """The code point holding UTF-16 ``unit`` of ``text`` (Pearmut's index); past the end, one per unit (a range of
+    Pearmut's may reach past its text: it only compares numbers)."""
+    units = 0
+    for index, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > unit:
+            return index
+    return len(text) + unit - units
+
+
+def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[str, Any]:
+    """A span check's ``expect`` as Pearmut's ``validation`` writes it, ``{system: {"score": [lo, hi] (the first
+    scale) or {scale: [lo, hi]}, "error_spans": [{"start_i": n or [lo, hi], "end_i": ..., "severity": ...}]}}``,
+    checked against the task and the item and with its offsets turned from UTF-16 units (Pearmut's) into code
+    points of the output; ConfigError naming what does not fit."""
+    where = f"{where}: check item {item.id!r}"
+    if item.segments:
+        raise ConfigError(f"{where}: a check item is one segment (this one is a document)")
+    n = task.outputs_per_question
+    if len(item.outputs) != n:
+        raise ConfigError(f"{where} has {len(item.outputs)} outputs; a question of this task shows {n}")
+    if not isinstance(expect, dict) or not expect:
+        raise ConfigError(f"{where}: 'expect' must be per system, e.g. {{\"{next(iter(item.outputs))}\": "
+                          '{"score": [70, 90], "error_spans": [{"start_i": [7, 9], "end_i": [12, 14], '
+                          f'"severity": "minor"}}]}}}}, got {expect!r}'[:400])
+    scales = {s.id: s for s in task.scales}
+    out: dict[str, Any] = {}
+    for system, rule in expect.items():
+        if system not in item.outputs:
+            raise ConfigError(f"{where}: 'expect' names system {system!r}, which the item has no output of "
+                              f"({', '.join(item.outputs)})")
+        extra = sorted(set(rule) - {"score", "error_spans"}) if isinstance(rule, dict) else ["(not an object)"]
+        if extra:
+            raise ConfigError(f"{where}: 'expect' of {system!r}: {extra[0]!r} is not known (score, error_spans)")
+        score = rule.get("score")
+        if score is not None and not scales:
+            raise ConfigError(f"{where}: 'expect' of {system!r} gives a score; this task has no scales")
+        if isinstance(score, list):
+            score = {next(iter(scales)): score}
+        ranges: dict[str, list[float]] = {}
+        for scale_id, bounds in (score or {}).items():
+            s = scales.get(scale_id)
+            if s is None or not _range(bounds) or not s.low <= bounds[0] <= bounds[1] <= s.high:
+                raise ConfigError(f"{where}: 'expect' of {system!r}: a score range is [low, high] within a scale "
+                                  f"of the task ({', '.join(f'{x.id} {x.low}..{x.high}' for x in scales.values())})"
+                                  f", got {scale_id}: {bounds!r}")
+            ranges[scale_id] = list(bounds)
+        text = item.outputs[system]
+        spans = []
+        try:
+            for exp in expected_spans(rule.get("error_spans", [])):
+                if exp.severity is not None and exp.severity not in task.severities:
+                    raise SpanError(f"severity {exp.severity!r} is not one of {', '.join(task.severities)}")
+                if exp.category is not None:  # a category of the taxonomy, or one of its top-level ones
+                    top, _, sub = exp.category.partition("/")
+                    if task.categories is None:
+                        raise SpanError(f"category {exp.category!r}: this task has no categories")
+                    if isinstance(task.categories, Mapping) and (
+                            top not in task.categories or (sub and sub not in task.categories[top])):
+                        raise SpanError(f"category {exp.category!r} is not in the task's taxonomy")
+                spans.append({"start_i": None if exp.start is None else [_code_point(text, v) for v in exp.start],
+                              "end_i": None if exp.end is None else [_code_point(text, v) for v in exp.end],
+                              "severity": exp.severity, "category": exp.category})
+        except SpanError as exc:
+            raise ConfigError(f"{where}: 'expect' of {system!r}: error_spans: {exc}") from None
+        out[system] = {"score": ranges, "error_spans": spans}
+    return out
 
 
 def _pool_spec(task: Any, entry: PoolCheck, reviews: Sequence[Review], where: str) -> tuple[str, str]:

@@ -20,11 +20,11 @@ __all__ = ["CHECK_KINDS", "ITEMS_KINDS", "KINDS", "REQUIRED", "SECTIONS", "Key",
 #: the default of a key that must be given
 REQUIRED = "required"
 #: the task kinds, as ``kind = "..."`` names them
-KINDS = ("triplet", "pairwise", "rating", "compare", "score", "rank", "realfake", "form")
+KINDS = ("triplet", "pairwise", "rating", "compare", "score", "spans", "rank", "realfake", "form")
 #: the kinds whose questions come from an items file and may deal them from the shared queue
-ITEMS_KINDS = ("compare", "score", "rank")
+ITEMS_KINDS = ("compare", "score", "spans", "rank")
 #: the kinds that take tutorials and attention checks
-CHECK_KINDS = ("compare", "score", "rank", "realfake", "triplet", "pairwise")
+CHECK_KINDS = ("compare", "score", "spans", "rank", "realfake", "triplet", "pairwise")
 
 
 @dataclass(frozen=True)
@@ -388,6 +388,48 @@ SECTIONS: tuple[Section, ...] = (
         when=("kind", ("score",)),
         example='[[tasks]]\nkind = "score"\nid = "da"\nitems = "datasets/summaries.jsonl"\nquestions = 4\n'
                 'outputs_per_question = 1\ntextfield = "none"\n'),
+    Section(
+        "tasks.spans", "[[tasks]]", "Error-span tasks (ESA, MQM, ESA-AI)",
+        "The evaluator marks the erroneous parts of each output, gives each a severity (and with MQM a category), "
+        "then scores the output. The labels default to \"Source\" and \"Translation\". See "
+        "[Error spans](../how-to/error-spans.md).",
+        (
+            Key("question", "string", '"Mark the errors, then score the translation."', _QUESTION),
+            Key("protocol", "string", '"esa"',
+                "`esa`: spans with a severity, then the scales (default: one 0-100 slider `quality`). `mqm`: spans "
+                "with a severity and a category; no scales unless given.",
+                allowed=_str("esa", "mqm")),
+            Key("severities", "list of 1 to 9 strings", '["minor", "major"]',
+                "The severities, in order; the keys 1 to 9 set them. MQM studies often add `critical`; an optional "
+                "`neutral` marks something worth noting that is not an error."),
+            Key("categories", "string or table", '"mqm-core" (mqm)',
+                "MQM only: `\"mqm-core\"` (the typology of Freitag et al. 2021: Accuracy, Fluency, Terminology, "
+                "Style, Locale convention with their subcategories, Source error, Non-translation, Other), a table "
+                "`{ Accuracy = [\"Mistranslation\", \"Omission\"], Fluency = [] }` (a category with an empty list "
+                "has no subcategories), or `\"free\"` (typed in, one line of at most 100 characters)."),
+            Key("mqm_weights", "table of numbers ≥ 0", "minor 1, major 5, critical 25, neutral 0",
+                "The MQM score's weight of each severity, or of one category at a severity "
+                "(`\"minor:Fluency/Punctuation\" = 0.1` is a default, as Freitag et al. 2021)."),
+            Key("missing_token", "boolean", "false",
+                "A `[missing]` token after each output, on which an omission is marked."),
+            Key("word_level", "boolean", "false", "Span ends snap to word boundaries."),
+            Key("prefill", "boolean", "false",
+                "ESA-AI: each item's `error_spans` are shown as suggestions to keep, change or delete; what "
+                "happened to each is stored."),
+            Key("outputs_per_question", "integer ≥ 1", "1",
+                "Outputs of one item shown side by side, each annotated (contrastive ESA)."),
+            Key("min_score_without_spans", "integer", "unset",
+                "A score below this with no span marked asks \"No errors are marked: are you sure?\" once."),
+            Key("score_per", "string", '"document"',
+                "For documents (items with `segments`): the scales once per `document` or once per `segment`.",
+                allowed=_str("document", "segment")),
+            Key("scales", "array of tables", "ESA: one slider `quality` 0-100; MQM: none",
+                "The scales, asked after the spans; as a score task's.", see="tasks.scales"),
+        ),
+        when=("kind", ("spans",)),
+        example='[[tasks]]\nkind = "spans"\nid = "esa"\nitems = "datasets/mt.jsonl"\nsystems = ["modelA", "modelB"]\n'
+                'questions = 10\nprotocol = "esa"\nseverities = ["minor", "major"]\nmissing_token = true\n'
+                'prefill = false\nmin_score_without_spans = 80\n'),
     Section(
         "tasks.scales", "[[tasks.scales]]", "Score scales",
         "One table per scale of a score task.",

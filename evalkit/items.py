@@ -21,6 +21,15 @@ One JSON object per line; blank lines are skipped::
   opaque object. A metric may name a system the item has no output for if the system has outputs in other
   items of the file (``evalkit check`` then warns when a task lists it: the item lacks that output); a system
   with no output anywhere in the file is an error (a misspelt name).
+* ``error_spans`` (suggested error spans, for the ``spans`` kind's ESA-AI) maps systems to lists of spans in
+  Pearmut's shape, ``{"start_i": 0, "end_i": 5, "severity": "minor", "category": null}``: ``end_i`` inclusive,
+  both counted in UTF-16 code units as Pearmut's JavaScript counts (an emoji is two); loaded as code-point
+  :class:`~evalkit.spans.Span` objects. A span outside its output, or overlapping another, is an error.
+* ``segments`` makes the item a **document**: a list of ``{"input", "outputs", "reference", "error_spans"}``
+  objects (``input`` / ``reference`` optional; every segment has the same systems), annotated segment by
+  segment. The item's ``input`` and ``outputs`` are then its segments' joined by a blank line (what the other
+  kinds show); give them on the item too and it is an error. A line that is a JSON **array** of item objects
+  (Pearmut's document) loads as one document: its id is the first object's, each object a segment.
 
 Every problem raises :class:`ItemError` (a :class:`~evalkit.datasets.DatasetError`) naming the file, the
 line and the key. Loading is one pass of ``json.loads`` per line plus cheap type checks: the indexes
@@ -36,21 +45,27 @@ import gc
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .datafiles import DatasetError
+from .spans import Span, SpanError, check_spans, from_pearmut
 from .text import lone_surrogate_at
 
-__all__ = ["PEARMUT_ALIASES", "Item", "ItemError", "ItemSet", "load_items"]
+__all__ = ["PEARMUT_ALIASES", "SEGMENT_JOIN", "Item", "ItemError", "ItemSet", "Segment", "load_items"]
 
 #: Pearmut's item keys and the evalkit key each one stands for.
 PEARMUT_ALIASES: Mapping[str, str] = {"item_id": "id", "src": "input", "tgt": "outputs", "ref": "reference"}
 
-_KEYS = frozenset(("id", "input", "title", "outputs", "reference", "metrics", "meta", "check"))
+_KEYS = frozenset(("id", "input", "title", "outputs", "reference", "metrics", "meta", "check", "error_spans",
+                   "segments"))
+_SEGMENT_KEYS = frozenset(("id", "input", "outputs", "reference", "error_spans"))
+#: what a document's segments are joined with to make the item's ``input`` and ``outputs``
+SEGMENT_JOIN = "\n\n"
 _ALL_NAMES = sorted(_KEYS | set(PEARMUT_ALIASES))
-_EMPTY: Mapping[str, Any] = {}
+_EMPTY: Mapping[str, Any] = MappingProxyType({})  # (immutable: the default of dataclass fields)
 
 
 class ItemError(DatasetError):
@@ -73,6 +88,20 @@ class Item:
     meta: Mapping[str, Any]
     check: Mapping[str, Any] | None
     line: int
+    #: suggested error spans per system (code points; the ``spans`` kind's ESA-AI), empty when none
+    error_spans: Mapping[str, tuple[Span, ...]] = field(default_factory=lambda: _EMPTY)  # (one shared empty map)
+    #: a document's segments (empty: the item is one segment)
+    segments: tuple[Segment, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One segment of a document item: its input, the systems' outputs, reference and suggested spans."""
+
+    input: str
+    outputs: Mapping[str, str]
+    reference: str | None = None
+    error_spans: Mapping[str, tuple[Span, ...]] = field(default_factory=lambda: _EMPTY)  # (one shared empty map)
 
 
 class ItemSet(Sequence[Item]):
@@ -325,6 +354,8 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None],
     only. The item's ``outputs`` and ``metrics`` are made anew with their names taken from ``names`` (one string
     per name for the whole file: a million items otherwise hold millions of copies of "gpt4", about 50 bytes
     each)."""
+    if type(obj) is list:  # Pearmut's document: a list of items, each a segment
+        obj = _pearmut_document(obj, path, lineno)
     if type(obj) is not dict:
         raise ItemError(f"{path}, line {lineno}: expected a JSON object, got {_type(obj)}")
     written: Mapping[str, str] = _EMPTY
@@ -333,6 +364,15 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None],
 
     def fail(key: str, message: str) -> ItemError:
         return ItemError(f"{path}, line {lineno}: key {written.get(key, key)!r}: {message}")
+
+    segments: tuple[Segment, ...] = ()
+    if obj.get("segments") is not None:
+        for key in ("input", "outputs", "reference", "error_spans"):
+            if obj.get(key) is not None:
+                raise fail(key, "a document (an item with 'segments') takes it from its segments; give it there")
+        segments = _segments(obj["segments"], fail)
+        obj = {**obj, "input": SEGMENT_JOIN.join(s.input for s in segments),
+               "outputs": {name: SEGMENT_JOIN.join(s.outputs[name] for s in segments) for name in segments[0].outputs}}
 
     item_id = obj.get("id")
     if type(item_id) is not str:
@@ -380,7 +420,84 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None],
     check = obj.get("check")
     if check is not None and type(check) is not dict:
         raise fail("check", f"must be an object, got {_type(check)}")
-    return Item(item_id, text, title, outputs, reference, metrics, meta, check, lineno)
+    spans = obj.get("error_spans")
+    spans = _EMPTY if spans is None else _error_spans(spans, outputs, fail)
+    return Item(item_id, text, title, outputs, reference, metrics, meta, check, lineno, spans, segments)
+
+
+def _error_spans(value: Any, outputs: Mapping[str, str], fail: Any) -> dict[str, tuple[Span, ...]]:
+    """``error_spans`` as code-point spans per system, each checked against its output (inside it or on the
+    [missing] token after it, no two overlapping); ``fail(key, message)`` makes the error."""
+    if type(value) is not dict:
+        raise fail("error_spans", f"must be an object mapping system names to lists of spans, got {_type(value)}")
+    out: dict[str, tuple[Span, ...]] = {}
+    for system, spans in value.items():
+        if system not in outputs:
+            raise fail("error_spans", f"system {system!r} has no output in this item ({', '.join(outputs)})")
+        if type(spans) is not list:
+            raise fail("error_spans", f"system {system!r}: must be a list of spans, got {_type(spans)}")
+        text = outputs[system]
+        try:
+            converted = []
+            for span in spans:
+                if type(span) is not dict:
+                    raise SpanError(f"a span must be an object, got {_type(span)}")
+                converted.append(from_pearmut(span, text))
+            # (bounds and overlaps here; severities and categories against the task that shows them: evalkit check)
+            checked = check_spans(text, [Span(s.start, s.end, s.severity) for s in converted],
+                                  severities=[s.severity for s in converted], missing_token=True)
+        except SpanError as exc:
+            raise fail("error_spans", f"system {system!r}: {exc}") from None
+        by_place = {(s.start, s.end): s for s in converted}
+        out[system] = tuple(by_place[(s.start, s.end)] for s in checked)
+    return out
+
+
+def _segments(value: Any, fail: Any) -> tuple[Segment, ...]:
+    """A document's ``segments``: each with non-blank outputs of the same systems, optional input, reference and
+    suggested spans."""
+    if type(value) is not list or not value:
+        raise fail("segments", f"must be a non-empty list of segment objects, got {_type(value)}")
+    out: list[Segment] = []
+    for k, seg in enumerate(value, start=1):
+        def at(key: str, message: str, k: int = k) -> ItemError:
+            return fail("segments", f"segment {k}: {key!r}: {message}")
+
+        if type(seg) is not dict:
+            raise fail("segments", f"segment {k} must be an object, got {_type(seg)}")
+        seg = {PEARMUT_ALIASES.get(key, key): v for key, v in seg.items()}
+        extra = sorted(set(seg) - _SEGMENT_KEYS)
+        if extra:
+            raise at(extra[0], f"is not a key of a segment ({', '.join(sorted(_SEGMENT_KEYS))})")
+        outputs = seg.get("outputs")
+        if type(outputs) is not dict or not outputs:
+            raise at("outputs", "must be a non-empty object mapping system names to output texts")
+        for name, text in outputs.items():
+            if type(text) is not str or not text or text.isspace():
+                raise at("outputs", f"system {name!r}: the output must be a non-blank string")
+        if out and list(outputs) != list(out[0].outputs) and set(outputs) != set(out[0].outputs):
+            raise at("outputs", f"has systems {', '.join(outputs)}; segment 1 has {', '.join(out[0].outputs)} "
+                                "(every segment of a document has the same systems)")
+        text = seg.get("input")
+        if text is not None and type(text) is not str:
+            raise at("input", f"must be a string, got {_type(text)}")
+        reference = _optional_text(seg, "reference", at)
+        spans = seg.get("error_spans")
+        spans = _EMPTY if spans is None else _error_spans(spans, outputs, at)
+        out.append(Segment(text or "", outputs, reference, spans))
+    return tuple(out)
+
+
+def _pearmut_document(value: list[Any], path: Path, lineno: int) -> dict[str, Any]:
+    """A line holding a JSON array of items (Pearmut's document) as one item with ``segments``: the id is the first
+    item's, each item a segment (its ``input``, ``outputs``, ``reference``, ``error_spans``)."""
+    if not value or any(type(x) is not dict for x in value):
+        raise ItemError(f"{path}, line {lineno}: a line that is an array must be a document: a non-empty list of "
+                        "item objects")
+    first = value[0]
+    item_id = first.get("id", first.get("item_id"))
+    segments = [{key: v for key, v in x.items() if PEARMUT_ALIASES.get(key, key) != "id"} for x in value]
+    return {"id": item_id, "segments": segments}
 
 
 def _optional_text(obj: Mapping[str, Any], key: str, fail: Any) -> str | None:

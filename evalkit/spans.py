@@ -55,25 +55,31 @@ def _index(value: Any, what: str) -> int:
     return value
 
 
-def from_utf16(text: str, offset: Any) -> int:
+def from_utf16(text: str, offset: Any, *, missing_token: bool = False) -> int:
     """The code-point index of a UTF-16 ``offset`` into ``text`` (a browser's ``selectionStart``); SpanError when
     the offset is not a number, lies outside the text or falls inside a character (between the two halves of an
-    emoji's surrogate pair)."""
-    offset = _index(offset, "a browser offset")
+    emoji's surrogate pair). With ``missing_token``, the offset one past the end (the end of the [missing] token
+    after the text) is ``len(text) + 1``."""
+    offset = _index(offset, "an offset")
     units = 0
     for index, char in enumerate(text):
         if units == offset:
             return index
         units += 2 if ord(char) > 0xFFFF else 1
         if units > offset:
-            raise SpanError(f"browser offset {offset} falls inside character {index} of the text")
+            raise SpanError(f"offset {offset} falls inside character {index} of the text")
     if units == offset:
         return len(text)
-    raise SpanError(f"browser offset {offset} is past the end of the text ({units} UTF-16 units)")
+    if missing_token and offset == units + 1:
+        return len(text) + 1
+    raise SpanError(f"offset {offset} is past the end of the text ({units} UTF-16 units)")
 
 
-def to_utf16(text: str, index: int) -> int:
-    """The UTF-16 offset of code point ``index`` of ``text`` (what a page's JavaScript indexes by)."""
+def to_utf16(text: str, index: int, *, missing_token: bool = False) -> int:
+    """The UTF-16 offset of code point ``index`` of ``text`` (what a page's JavaScript indexes by); with
+    ``missing_token``, ``len(text) + 1`` (the end of the [missing] token) is one past the text's units."""
+    if missing_token and index == len(text) + 1:
+        return to_utf16(text, len(text)) + 1
     if not 0 <= index <= len(text):
         raise SpanError(f"code point {index} is outside the text ({len(text)} code points)")
     return index + sum(1 for char in text[:index] if ord(char) > 0xFFFF)
@@ -83,7 +89,8 @@ def from_pearmut(span: Mapping[str, Any], text: str | None = None) -> Span:
     """A span in Pearmut's shape (``{"start_i": 0, "end_i": 5, "severity": "minor", "category": null}``, the end
     inclusive) as a :class:`Span`; SpanError when a key is missing or of the wrong type. Pearmut indexes a text by
     JavaScript's ``split("")``, i.e. by UTF-16 units: with the ``text`` given, its offsets are converted to code
-    points (they differ after an emoji or another character beyond the Basic Multilingual Plane)."""
+    points (they differ after an emoji or another character beyond the Basic Multilingual Plane); ``end_i`` one
+    past the text's last unit is the [missing] token after it."""
     if not isinstance(span, Mapping):
         raise SpanError(f"a span must be an object with start_i, end_i and severity, got {span!r}"[:200])
     missing = [key for key in ("start_i", "end_i", "severity") if key not in span]
@@ -96,7 +103,7 @@ def from_pearmut(span: Mapping[str, Any], text: str | None = None) -> Span:
     if category is not None and not isinstance(category, str):
         raise SpanError(f"category must be text or null, got {category!r}"[:200])
     if text is not None:
-        start, end = from_utf16(text, start), from_utf16(text, end + 1) - 1
+        start, end = from_utf16(text, start, missing_token=True), from_utf16(text, end + 1, missing_token=True) - 1
     return Span(start, end + 1, severity, category or None)
 
 
@@ -187,21 +194,34 @@ class Expected:
     start: tuple[int, int] | None
     end: tuple[int, int] | None
     severity: str | None
+    #: MQM: the category the span must have ("Accuracy" is met by "Accuracy" and any of its subcategories); None
+    #: for any (Pearmut does not check categories: evalkit does when the expectation names one)
+    category: str | None = None
 
     def matches(self, span: Span) -> bool:
-        """Whether ``span`` meets this expectation (Pearmut's ``spanMatches``: every given bound, inclusive)."""
+        """Whether ``span`` meets this expectation (Pearmut's ``spanMatches``: every given bound, inclusive; and the
+        category when one is expected)."""
         last = span.end - 1
         return ((self.start is None or self.start[0] <= span.start <= self.start[1])
                 and (self.end is None or self.end[0] <= last <= self.end[1])
-                and (self.severity is None or span.severity == self.severity))
+                and (self.severity is None or span.severity == self.severity)
+                and (self.category is None or span.category == self.category
+                     or (span.category or "").startswith(self.category + "/")))
 
     def describe(self, text: str) -> str:
-        """The expectation in words for a feedback message: ``a minor error on "walked"``."""
-        what = f"a {self.severity} error" if self.severity else "an error"
+        """The expectation in words for a feedback message: ``a minor error on "walked"``, ``a major Accuracy/Omission
+        error on the [missing] token``."""
+        kind = " ".join(x for x in (self.severity, self.category) if x)
+        what = f"a {kind} error" if kind else "an error"
         if self.start is None or self.end is None:
             return what
-        start, last = sum(self.start) // 2, sum(self.end) // 2  # the middle of each tolerance
-        return f"{what} on \"{text[start: last + 1]}\"" if start <= last else what
+        start, last = sum(self.start) // 2, min(sum(self.end) // 2, len(text) - 1)  # the middle of each tolerance
+        if start >= len(text):
+            return f"{what} on the {MISSING_TOKEN} token"
+        words = text[start: last + 1]
+        # a tolerance reaching past a word takes in its space or full stop: not named when there is a word
+        words = words.strip(" .,;:!?") or words
+        return f"{what} on \"{words}\"" if start <= last else what
 
 
 def _bounds(value: Any, what: str) -> tuple[int, int] | None:
@@ -228,12 +248,15 @@ def expected_spans(value: Any) -> list[Expected]:
             raise SpanError(f"error_spans #{k} must be an object, got {entry!r}"[:200])
         unknown = sorted(set(entry) - {"start_i", "end_i", "severity", "category"})
         if unknown:
-            raise SpanError(f"error_spans #{k}: unknown key {unknown[0]!r} (known: start_i, end_i, severity)")
+            raise SpanError(f"error_spans #{k}: unknown key {unknown[0]!r} (known: start_i, end_i, severity, category)")
         severity = entry.get("severity")
         if severity is not None and not isinstance(severity, str):
             raise SpanError(f"error_spans #{k}: severity must be text, got {severity!r}"[:200])
+        category = entry.get("category")
+        if category is not None and (not isinstance(category, str) or not category.strip()):
+            raise SpanError(f"error_spans #{k}: category must be text, got {category!r}"[:200])
         out.append(Expected(_bounds(entry.get("start_i"), f"error_spans #{k}: start_i"),
-                            _bounds(entry.get("end_i"), f"error_spans #{k}: end_i"), severity))
+                            _bounds(entry.get("end_i"), f"error_spans #{k}: end_i"), severity, category))
     return out
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMULA_START", "csv_safe", "join_title", "lone_surrogate_at", "safe_cell", "strip_controls"]
+__all__ = ["FORMULA_START", "csv_safe", "join_title", "lone_surrogate_at", "markdown_literal", "safe_cell",
+           "strip_controls"]
 
 #: Sentence punctuation a title may end with: a suffix then starts a new sentence instead of ": ".
 _SENTENCE_END = ("?", "!", ".", "…", "。", "؟")
@@ -50,6 +51,18 @@ def join_title(title: str, suffix: str, sep: str = ": ") -> str:
     if title.endswith(_SEPARATOR_END):
         return f"{title.rstrip(''.join(_SEPARATOR_END)).rstrip()}{sep}{suffix}"
     return f"{title}{sep}{suffix}"
+
+
+#: Characters Markdown (as Streamlit renders it) gives a meaning to: each is backslash-escaped by
+#: :func:`markdown_literal`, so an untrusted text inside a Markdown message shows as typed (no link, image,
+#: emphasis or HTML)
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+
+
+def markdown_literal(text: str) -> str:
+    """``text`` with every Markdown character escaped, for an untrusted text inside a Markdown message (Streamlit
+    renders ``st.warning`` as Markdown): it shows as the characters typed, never as a link, an image or HTML."""
+    return _MARKDOWN.sub(r"\\\1", text.replace("\n", " "))
 
 
 def strip_controls(text: str) -> str:

@@ -52,6 +52,7 @@ from evalkit.invite import OUTCOME_FLAGS, status_counts, status_frame, statuses_
 from evalkit.missing import confirm_problem, login_problem
 from evalkit.queue import statuses as queue_statuses
 from evalkit.queue import summary as queue_summary
+from evalkit.span_export import pearmut_jsonl, spans_csv
 from evalkit.store import Store, StoreError, describe
 from evalkit.tasks.form_analysis import FormSummary, form_descriptions, forms_csv, forms_frame, summarise
 from evalkit.text import csv_safe
@@ -264,6 +265,7 @@ with st.expander("Study controls", expanded=bool(st.session_state.get("_end_refu
 
 #: the switches that mean something only for a study with rating tasks, or with tutorials and attention checks
 RATING_TASKS = any(task.kind == "rating" for task in loaded.study.tasks)
+SPANS_TASKS = any(task.kind == "spans" for task in loaded.study.tasks)
 CHECKS = any(checks.tutorial or checks.attention_checks for _, checks in loaded.study.checks)
 o1, o2, o3 = st.columns(3)
 options = Options(
@@ -572,6 +574,17 @@ def show_exports(view: View) -> None:
                            mime="text/csv", on_click="ignore", key="dl_forms")
         st.caption("The forms CSV has one row per session and form field; a multiple choice is a JSON list of the "
                    "options chosen; an optional field left empty has an empty value.")
+    if SPANS_TASKS:
+        left, right = st.columns(2)
+        left.download_button("Spans (CSV)", exported("spans.csv", lambda: spans_csv(store)), file_name="spans.csv",
+                             mime="text/csv", on_click="ignore", key="dl_spans")
+        right.download_button("Annotations, Pearmut's shape (JSONL)",
+                              exported("pearmut.jsonl", lambda: pearmut_jsonl(store, items_of(loaded))),
+                              file_name="annotations.pearmut.jsonl", mime="application/jsonl", on_click="ignore",
+                              key="dl_pearmut")
+        st.caption("The spans CSV has one row per error span (offsets in code points, the end exclusive), deleted "
+                   "suggestions included; the JSONL has one line per answer in Pearmut's annotation-log shape "
+                   "(offsets in UTF-16 units, end_i inclusive), for tools written for Pearmut's logs.")
     latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
     # shown as plain text: a LaTeX highlighter takes the % of an escaped \% for a comment and greys the rest of

@@ -327,7 +327,7 @@ def answer_items_tasks(store, loaded, session, rng: random.Random) -> None:
     register(store, loaded.study, loaded.item_sets)  # judgments_per_item tasks: their shared queue (idempotent)
     questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
     for q in questions:
-        if q.kind not in ("compare", "score", "rank", "realfake"):
+        if q.kind not in ("compare", "score", "spans", "rank", "realfake"):
             continue
         if is_queued(q):  # as the survey does when the evaluator reaches it: claim an item, fill the question in
             q = claim_question(store, loaded.study, loaded.item_sets, session, q, questions=questions)
@@ -364,6 +364,8 @@ def _answer_items_question(store, loaded, session, q, rng: random.Random, weight
                                                                  * (weight(src) - 1.5), (s.high - s.low) / 5))))
                          for src in q.sources] for s in task.scales}
         score.record_scores(store, session, task, q, scores, None, ms)
+    elif q.kind == "spans":
+        answer_spans_question(store, loaded, session, q, rng, ms, weight)
     elif q.kind == "rank":
         order = sorted(q.labels, key=lambda lab: -weight(q.source_of(lab)) * rng.random())
         rank.record_rank(store, session, task, q, order[:1] if task.response == "best" else order, ms)
@@ -371,3 +373,73 @@ def _answer_items_question(store, loaded, session, q, rng: random.Random, weight
         real = q.sources[0] == task.target
         answer = "real" if (rng.random() < 0.7) == real else "generated"
         realfake.record_realfake(store, session, task, q, answer, rng.randint(1, len(task.confidence)), ms)
+
+
+def answer_spans_question(store, loaded, session, q, rng: random.Random, ms: int, weight) -> None:
+    """Answer an error-span question through :func:`evalkit.tasks.spans.record_spans`: a check question as its
+    expectation asks (each expected span at its ranges' widest, the score in the middle of its range), any other
+    with a few random word spans per output segment (more on the systems ``weight`` favours less) and scores."""
+    import json
+
+    from evalkit.spans import to_utf16
+    from evalkit.tasks.spans import record_spans, segments_of
+
+    task = loaded.study.task(q.task)
+    item = loaded.item_sets[task.source.items].by_id(q.review_ids[0])
+    segments = segments_of(item)
+    want = json.loads(q.check.want) if q.check is not None else None
+    spans, scores = [], {s.id: [] for s in task.scales}
+    from evalkit.tasks.spans import suggestions
+
+    for system in q.sources:
+        per_segment = []
+        for segment in segments:
+            text = segment.outputs[system]
+            # suggestions: every other kept, the rest deleted (all on a check question: the expected spans are
+            # marked instead); kept ones are not overlapped
+            chosen, decided = [], []
+            for n, sug in enumerate(suggestions(task, segment, system)):
+                origin = "suggested-kept" if n % 2 == 0 and want is None else "suggested-deleted"
+                entry = {"start": to_utf16(text, sug.start), "end": to_utf16(text, sug.end, missing_token=True),
+                         "severity": sug.severity, "category": sug.category, "origin": origin, "suggestion": n}
+                (chosen if origin == "suggested-kept" else decided).append(entry)
+            if want is not None:
+                for e in want.get(system, {}).get("error_spans", []):
+                    start = e["start_i"][0] if e["start_i"] else 0
+                    end = min(len(text) + 1, (e["end_i"][1] if e["end_i"] else start) + 1)
+                    chosen.append({"start": to_utf16(text, start), "end": to_utf16(text, end, missing_token=True),
+                                   "severity": e["severity"] or task.severities[0],
+                                   "category": e.get("category") or _any_category(task)})
+            else:
+                words = [m for m in __import__("re").finditer(r"\w+", text)]
+                for m in rng.sample(words, min(len(words), rng.randint(0, 3 if weight(system) < 2 else 1))):
+                    # (after the kept suggestions: _without_overlaps keeps the first of two)
+                    chosen.append({"start": to_utf16(text, m.start()), "end": to_utf16(text, m.end()),
+                                   "severity": rng.choice(task.severities), "category": _any_category(task)})
+                chosen = _without_overlaps(chosen)
+            per_segment.append(chosen + decided)
+        spans.append(per_segment)
+        for s in task.scales:
+            bounds = (want or {}).get(system, {}).get("score", {}).get(s.id)
+            value = round(sum(bounds) / 2) if bounds else rng.randint(s.low, s.high)
+            scores[s.id].append([value] * len(segments) if task.score_per == "segment" and item.segments else value)
+    record_spans(store, session, task, q, item, {"spans": spans, "scores": scores, "actions": [],
+                                                 "confirmedNoSpans": True}, ms)
+
+
+def _any_category(task) -> str | None:
+    if task.categories is None:
+        return None
+    if task.categories == "free":
+        return "Other"
+    top, subs = next(iter(task.categories.items()))
+    return f"{top}/{subs[0]}" if subs else top
+
+
+def _without_overlaps(spans: list[dict]) -> list[dict]:
+    """``spans`` less each one overlapping an earlier one of the list."""
+    out: list[dict] = []
+    for span in spans:
+        if all(span["end"] <= o["start"] or span["start"] >= o["end"] for o in out):
+            out.append(span)
+    return out

@@ -41,7 +41,7 @@ def test_every_registered_kind_has_a_ready_made_study() -> None:
 def answer_everything(store, loaded, session, rng: random.Random) -> int:
     """Answer every step of the session's plan; returns the number of answers and ratings stored."""
     questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets)
-    stored = sum(1 for q in questions if q.kind in ("compare", "score", "rank", "realfake"))
+    stored = sum(1 for q in questions if q.kind in ("compare", "score", "spans", "rank", "realfake"))
     for q in questions:
         if q.kind in ("triplet", "pairwise"):
             task = loaded.study.task(q.task)

@@ -18,7 +18,8 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.toml
 
 
 def test_the_examples_are_the_documented_ones() -> None:
-    assert EXAMPLES == ["best-of-3", "cera", "crowd", "direct-assessment", "graphmind", "help", "turing"]
+    assert EXAMPLES == ["best-of-3", "cera", "crowd", "direct-assessment", "esa", "esa-ai", "graphmind", "help",
+                        "mqm", "turing"]
     readme = (ROOT / "README.md").read_text()
     for name in EXAMPLES:
         assert f"EVALKIT_CONFIG=examples/{name}/config.toml ./scripts/serve" in readme, name
@@ -32,12 +33,12 @@ def test_example_opens_and_plans(name: str, tmp_path: Path) -> None:
     kinds = {t.kind for t in study.tasks}
     expected = {"cera": {"triplet", "pairwise", "rating"}, "help": {"compare"}, "direct-assessment": {"score"},
                 "turing": {"realfake"}, "best-of-3": {"rank"}, "graphmind": {"rating"},
-                "crowd": {"form", "compare"}}[name]
+                "crowd": {"form", "compare"}, "esa": {"spans"}, "mqm": {"spans"}, "esa-ai": {"spans"}}[name]
     assert kinds == expected
     for seed in range(50):
         questions = plan(study, loaded.pools, seed, loaded.item_sets)
         for q in questions:  # items questions: one item, its outputs in display order
-            if q.kind in ("compare", "score", "rank", "realfake") and q.check is None and not is_queued(q):
+            if q.kind in ("compare", "score", "spans", "rank", "realfake") and q.check is None and not is_queued(q):
                 item = loaded.item_sets[study.task(q.task).source.items][q.slot]
                 assert q.review_ids == (item.id,) * len(q.sources)
                 assert q.texts == tuple(item.outputs[s] for s in q.sources)

@@ -212,7 +212,7 @@ def test_delete_session_and_the_data_version(store: Store) -> None:
     b = store.create_session(study_version="v")
     store.record_answer(b.session_id, "t", 0, "B")
     counts = store.delete_session(a.session_id, actor="researcher")
-    assert counts == {"evaluations": 1, "ratings": 1, "task_status": 1, "form_answers": 0, "check_tries": 1,
+    assert counts == {"evaluations": 1, "ratings": 1, "task_status": 1, "form_answers": 0, "check_tries": 1, "spans": 0,
                       "claims": 0, "sessions": 1}
     assert store.check_tries() == []
     assert store.get_session(a.session_id) is None and [x.session_id for x in store.sessions()] == [b.session_id]

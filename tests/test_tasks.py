@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_registered_kind_is_one_module_with_its_task_class_and_a_renderer() -> None:
-    assert list(tasks.KINDS) == ["triplet", "pairwise", "rating", "compare", "score", "rank", "realfake", "form"]
+    assert list(tasks.KINDS) == ["triplet", "pairwise", "rating", "compare", "score", "spans", "rank", "realfake",
+                                 "form"]
     for name, kind in tasks.KINDS.items():
         assert isinstance(kind, TaskKind) and kind.name == name
         module = importlib.import_module(f"evalkit.tasks.{name}")

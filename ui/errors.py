@@ -18,6 +18,7 @@ import streamlit as st
 from evalkit.checks import CheckFeedback
 from evalkit.store import AnswerConflict, Session, Unavailable
 from evalkit.survey import EXTERNAL_ID_PARAMS, SurveyError
+from evalkit.text import markdown_literal
 
 from .navigation import PAGES
 
@@ -93,7 +94,8 @@ def feedback_text(feedback: CheckFeedback) -> str:
     """What a wrong answer to a check question with feedback shows, next to its button."""
     then = ("Change your answer and try again, or skip this practice question below." if feedback.skippable
             else "Please change your answer and try again.")
-    return f"**Not quite.** {feedback.feedback} {then}"
+    lines = "".join(f"\n- {label + ': ' if label else ''}{markdown_literal(line)}" for label, line in feedback.problems)
+    return f"**Not quite.** {feedback.feedback} {then}{lines}"
 
 
 def safe_save(save: Callable[[], Any]) -> None:

@@ -108,9 +108,10 @@ def item_card(question: Question, label: str = "Input") -> None:
     st.html("<style>.st-key-item-title [data-testid='stText'] {font-weight: 600;}</style>")
 
 
-def item_question_header(ctx: Context, question_text: str) -> None:
-    """The head of a question of the items kinds (compare, score, rank, realfake): task, "Question i of n"
-    and overall progress, the task's question, the topic (texts from the review pools) and the input."""
+def item_question_header(ctx: Context, question_text: str, *, show_input: bool = True) -> None:
+    """The head of a question of the items kinds (compare, score, rank, realfake, spans): task, "Question i of n"
+    and overall progress, the task's question, the topic (texts from the review pools) and the input (unless
+    ``show_input`` is False: a document's inputs are shown segment by segment)."""
     question = ctx.step.question
     assert question is not None
     progress_header(ctx.step)
@@ -118,7 +119,8 @@ def item_question_header(ctx: Context, question_text: str) -> None:
     topic = topic_line(ctx, question)
     if topic is not None:
         st.caption(topic)
-    item_card(question, getattr(ctx.step.task, "input_label", "Input"))
+    if show_input:
+        item_card(question, getattr(ctx.step.task, "input_label", "Input"))
 
 
 def widgets_under_cards(key: str) -> None:

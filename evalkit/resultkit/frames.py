@@ -40,6 +40,8 @@ class Frames:
     evaluations: pd.DataFrame
     ratings: pd.DataFrame
     studies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the ``spans`` table (kind ``spans``), None when not read
+    spans: pd.DataFrame | None = None
 
 
 

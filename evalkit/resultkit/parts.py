@@ -52,6 +52,8 @@ class TaskContext:
     items_note: str = "the study's items files were not given to the analysis"
     #: the rating rows of the included sessions (what a rating task is analysed from); None: none given
     ratings: pd.DataFrame | None = None
+    #: the ``spans`` rows of the included sessions (what a spans task's errors are analysed from); None: none given
+    spans: pd.DataFrame | None = None
 
 
 

@@ -11,6 +11,8 @@ One module per family; this package re-exports their public functions and result
   bootstrap indexes.
 - :mod:`.detection`: d' and the expected calibration error.
 - :mod:`.correlations`: Pearson, Spearman and Kendall correlation, Spearman's exact p-value.
+- :mod:`.spans`: error-span annotation: Holm's adjustment, kappa from a 2x2 table, a ratio's and annotator
+  pairs' agreement bootstrap intervals.
 - :mod:`.common`: helpers shared by several of them (NaN, argument checks, label coding).
 
 scipy and ``krippendorff`` do the work wherever they can (binomial tests,
@@ -68,6 +70,7 @@ from .rankings import (
     plackett_luce_bootstrap,
     win_matrix,
 )
+from .spans import PairAgreement, RatioCI, holm, kappa_from_counts, pair_agreement, ratio_ci
 
 __all__ = [
     "Calibration",
@@ -75,7 +78,9 @@ __all__ = [
     "DPrime",
     "MeanCI",
     "MedianCI",
+    "PairAgreement",
     "PairedWilcoxon",
+    "RatioCI",
     "WinRate",
     "alpha_from_long",
     "best_of_n_shares",
@@ -90,13 +95,17 @@ __all__ = [
     "d_prime",
     "expected_calibration_error",
     "fleiss_kappa",
+    "holm",
+    "kappa_from_counts",
     "krippendorff_alpha",
     "mann_whitney_u",
     "mean_ci",
     "median_ci",
+    "pair_agreement",
     "paired_wilcoxon",
     "plackett_luce",
     "plackett_luce_bootstrap",
+    "ratio_ci",
     "sample_size_one_proportion",
     "sample_size_paired",
     "sample_size_two_proportions",

@@ -17,12 +17,14 @@ from typing import Any
 
 from .core import StoreCore, retried
 from .records import Answer, AnswerConflict, UnknownSession, now_iso
-from .schema import COLUMNS
+from .schema import COLUMNS, TABLE_ORDER
 
 _ANSWER_COLUMNS = [c for c in COLUMNS["evaluations"] if c != "id"]
 _INSERT_ANSWER = (f"INSERT INTO evaluations ({', '.join(_ANSWER_COLUMNS)}) "
                   f"VALUES ({', '.join('?' * len(_ANSWER_COLUMNS))})"
                   " ON CONFLICT (session_id, task, question_index) DO NOTHING RETURNING *")
+_SPAN_COLUMNS = COLUMNS["spans"]
+_INSERT_SPAN = f"INSERT INTO spans ({', '.join(_SPAN_COLUMNS)}) VALUES ({', '.join('?' * len(_SPAN_COLUMNS))})"
 
 
 class AnswersMixin(StoreCore):
@@ -49,11 +51,14 @@ class AnswersMixin(StoreCore):
         detail: Mapping[str, Any] | None = None,
         check: str | None = None,
         check_passed: bool | None = None,
+        spans: Sequence[Mapping[str, Any]] = (),
     ) -> Answer:
         """Store one answer, exactly once; returns the stored row.
 
         ``check`` ("tutorial" / "attention") and ``check_passed`` mark the answer to a check question (decided
-        by :mod:`evalkit.checks` from the plan, never by the browser).
+        by :mod:`evalkit.checks` from the plan, never by the browser). ``spans`` (kind ``spans``): the answer's
+        rows of the ``spans`` table (every column but the session, task, question and time, which are the
+        answer's), written in the answer's transaction: both or neither.
 
         Writing the same (session, task, question_index) again returns the row
         already stored (``created=False``) when the response and detail are the
@@ -73,7 +78,7 @@ class AnswersMixin(StoreCore):
             "detail": detail_json, "created_at": now_iso(), "check_type": check,
             "check_passed": None if check_passed is None else int(bool(check_passed)),
         }
-        with self._conn() as conn:
+        with self._write() if spans else self._conn() as conn:
             try:
                 stored = self._exec(conn, _INSERT_ANSWER, [row[c] for c in _ANSWER_COLUMNS]).fetchall()
                 # (all: SQLite finishes the statement only then)
@@ -83,6 +88,10 @@ class AnswersMixin(StoreCore):
                 raise
             created = bool(stored)
             stored = stored[0] if stored else None
+            if created and spans:
+                fixed = {"session_id": session_id, "task": task, "question_index": question_index,
+                         "created_at": row["created_at"]}
+                self._exec_many(conn, _INSERT_SPAN, [[{**span, **fixed}[c] for c in _SPAN_COLUMNS] for span in spans])
             if not created:
                 stored = self._exec(conn, "SELECT * FROM evaluations WHERE session_id = ? AND task = ? AND "
                                           "question_index = ?", (session_id, task, question_index)).fetchone()
@@ -98,6 +107,12 @@ class AnswersMixin(StoreCore):
     def answers(self, session_id: str | None = None, task: str | None = None) -> list[Answer]:
         """Stored answers in insertion order, optionally for one session and/or task."""
         return [Answer.from_row(r) for r in self._rows("evaluations", session_id, task)]
+
+    @retried
+    def spans(self, session_id: str | None = None, task: str | None = None) -> list[dict[str, Any]]:
+        """Stored error spans (kind ``spans``) as dicts of the table's columns, in :data:`TABLE_ORDER`, optionally
+        of one session and/or task."""
+        return [dict(r) for r in self._rows("spans", session_id, task, TABLE_ORDER["spans"])]
 
     @retried
     def answered(self, session_id: str, task: str) -> set[int]:

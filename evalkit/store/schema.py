@@ -14,7 +14,7 @@ from collections.abc import Collection
 from .records import StoreError
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -57,15 +57,25 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     7: ("CREATE INDEX IF NOT EXISTS evaluations_checks ON evaluations (id) WHERE check_type IS NOT NULL",),
     # a unit's claims (retiring a unit, taking a retired one back): a lookup instead of a scan of every claim
     8: ("CREATE INDEX IF NOT EXISTS claims_unit ON claims (task, unit)",),
+    # error spans (kind "spans"): one row per span an answer ended with, and per suggested span deleted; written
+    # in the answer's transaction. Offsets are code points of the output segment, ``end_char`` exclusive (``end``
+    # is an SQL keyword); ``n`` orders the spans of one output segment
+    9: ("""CREATE TABLE IF NOT EXISTS spans (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id), task TEXT NOT NULL,
+        question_index INTEGER NOT NULL, item_id TEXT NOT NULL, segment INTEGER NOT NULL, system TEXT NOT NULL,
+        n INTEGER NOT NULL, start_char INTEGER NOT NULL, end_char INTEGER NOT NULL, severity TEXT NOT NULL,
+        category TEXT, text TEXT NOT NULL, origin TEXT NOT NULL, created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, task, question_index, system, segment, n))""",),
 }
 TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
-          "participants", "check_tries", "queue_units", "claims")
+          "participants", "check_tries", "queue_units", "claims", "spans")
 #: The order rows are listed and exported in, the same on every backend.
 TABLE_ORDER = {"sessions": "started_at, session_id", "evaluations": "id", "ratings": "id",
                "task_status": "finished_at, session_id, task", "settings": "key", "admin_log": "id",
                "form_answers": "created_at, session_id, task, field", "participants": "created_at, participant_id",
                "check_tries": "created_at, session_id, task, question_index, attempt",
-               "queue_units": "task, position, unit", "claims": "claimed_at, session_id, task, unit"}
+               "queue_units": "task, position, unit", "claims": "claimed_at, session_id, task, unit",
+               "spans": "created_at, session_id, task, question_index, system, segment, n"}
 #: Every table's columns, in order (the same on every backend: a researcher's SQL and the exports do not change).
 COLUMNS = {
     "sessions": ("session_id", "evaluator_name", "external_id", "seed", "study_version", "started_at",
@@ -84,9 +94,11 @@ COLUMNS = {
                     "time_spent_ms", "created_at"),
     "queue_units": ("task", "unit", "position", "taken"),
     "claims": ("session_id", "task", "unit", "question_index", "claimed_at", "expired_at", "answered"),
+    "spans": ("session_id", "task", "question_index", "item_id", "segment", "system", "n", "start_char", "end_char",
+              "severity", "category", "text", "origin", "created_at"),
 }
 #: Tables whose rows belong to one session (deleted with it), children first.
-SESSION_TABLES = ("evaluations", "ratings", "task_status", "form_answers", "check_tries", "claims")
+SESSION_TABLES = ("spans", "evaluations", "ratings", "task_status", "form_answers", "check_tries", "claims")
 #: Settings a fresh database already has; a database holding only these counts as empty (``evalkit copy``).
 HOUSEKEEPING_SETTINGS = ("schema_version", "opened_at")
 #: ``abandoned``: nothing was recorded for a long time after the session started (:meth:`Store.abandon_idle`)

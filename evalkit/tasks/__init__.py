@@ -19,7 +19,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import compare, form, pairwise, rank, rating, realfake, score, triplet
+from . import compare, form, pairwise, rank, rating, realfake, score, spans, triplet
 from .base import Common, ConfigError, SurveyError, Table, TaskKind
 from .compare import CompareTask
 from .form import FormTask
@@ -28,6 +28,7 @@ from .rank import RankTask
 from .rating import Metric, RatingTask
 from .realfake import RealFakeTask
 from .score import Scale, ScoreTask
+from .spans import SpansTask
 from .triplet import TripletTask
 
 if TYPE_CHECKING:
@@ -38,15 +39,16 @@ if TYPE_CHECKING:
     from ..resultkit import TaskContext, TaskResult
 
 __all__ = ["KINDS", "Common", "CompareTask", "ConfigError", "FormTask", "Metric", "PairwiseTask", "RankTask",
-           "RatingTask", "RealFakeTask", "Scale", "ScoreTask", "SurveyError", "Table", "Task", "TaskKind",
+           "RatingTask", "RealFakeTask", "Scale", "ScoreTask", "SpansTask", "SurveyError", "Table", "Task", "TaskKind",
            "TripletTask", "analysis_module", "kind_of", "known_kinds", "results"]
 
-Task = TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | RankTask | RealFakeTask | FormTask
+Task = (TripletTask | PairwiseTask | RatingTask | CompareTask | ScoreTask | SpansTask | RankTask | RealFakeTask
+        | FormTask)
 
 
 #: kind name -> its TaskKind, in the order the documentation lists them
 KINDS: dict[str, TaskKind] = {module.KIND.name: module.KIND
-                              for module in (triplet, pairwise, rating, compare, score, rank, realfake, form)}
+                              for module in (triplet, pairwise, rating, compare, score, spans, rank, realfake, form)}
 
 
 def known_kinds() -> str:

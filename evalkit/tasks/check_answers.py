@@ -11,29 +11,63 @@ which hands check questions to this module. May import :mod:`evalkit.question`, 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..question import CheckSpec, Question, question_columns
+from ..spans import Span, expected_spans, unmet
 from .base import SurveyError
 
 if TYPE_CHECKING:
     from ..store import Answer, Session, Store
 
-__all__ = ["CheckFeedback", "correct", "pending_feedback", "record_check", "skip_tutorial"]
+__all__ = ["CheckFeedback", "correct", "pending_feedback", "record_check", "skip_tutorial", "span_problems"]
 
 
 class CheckFeedback(SurveyError):
-    """A wrong answer to a check question that shows feedback: nothing is recorded in ``evaluations`` yet."""
+    """A wrong answer to a check question that shows feedback: nothing is recorded in ``evaluations`` yet.
+    ``problems``: what exactly is wrong, one line each (a span check: the spans not marked, a score out of range),
+    ``(label, line)`` with the label of the output it concerns ("" for the question)."""
 
-    def __init__(self, feedback: str, *, skippable: bool = False) -> None:
+    def __init__(self, feedback: str, *, skippable: bool = False,
+                 problems: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(feedback)
         self.feedback = feedback
         self.skippable = skippable
+        self.problems = problems
 
 
-def correct(spec: CheckSpec, response: str, review_source: str | None, detail: Mapping[str, Any]) -> bool:
-    """Whether an answer meets a check (server-side, from the plan)."""
+def span_problems(spec: CheckSpec, question: Question, detail: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a span check's answer misses, as ``(output label, line)``: each expected span not marked (Pearmut's
+    rule: an expected span is met by any marked span within its bounds; extra spans are allowed) and each score
+    outside its range. Empty: the answer meets the check."""
+    want = json.loads(spec.want)
+    given = detail.get("spans", {})
+    scores = detail.get("scores", {})
+    out: list[tuple[str, str]] = []
+    for k, system in enumerate(question.sources):
+        label = question.labels[k]
+        if system not in want:
+            continue
+        expect = want[system]
+        marked = [Span(int(a), int(b), str(sev), cat) for a, b, sev, cat in given.get(system, [])]
+        for miss in unmet(expected_spans(expect.get("error_spans", [])), marked):
+            out.append((label, f"{miss.describe(question.texts[k])} is not marked yet."))
+        for scale, bounds in (expect.get("score") or {}).items():
+            values = scores.get(scale) or [None] * len(question.sources)
+            value = values[k] if k < len(values) else None
+            lo, hi = bounds
+            if value is None or not lo <= value <= hi:
+                out.append((label, f"The score should be between {lo:g} and {hi:g}" +
+                            (f" (yours: {value:g})." if value is not None else ".")))
+    return out
+
+
+def correct(spec: CheckSpec, response: str, review_source: str | None, detail: Mapping[str, Any],
+            question: Question | None = None) -> bool:
+    """Whether an answer meets a check (server-side, from the plan; a span check needs its ``question``)."""
+    if spec.rule == "spans":
+        return question is not None and not span_problems(spec, question, detail)
     if spec.rule == "source":
         return review_source is not None and review_source == spec.want
     if spec.rule == "response":
@@ -45,7 +79,8 @@ def correct(spec: CheckSpec, response: str, review_source: str | None, detail: M
 
 
 def record_check(store: Store, session: Session, question: Question, response: str, *, review_source: str | None,
-                 time_spent_ms: int | None, detail: Mapping[str, Any], columns: Mapping[str, Any]) -> Answer:
+                 time_spent_ms: int | None, detail: Mapping[str, Any], columns: Mapping[str, Any],
+                 spans: Sequence[Mapping[str, Any]] = ()) -> Answer:
     """Store an answer to a check question: every try in ``check_tries``, the evaluations row (with the check
     type and whether the first try was right) once the question is over.
 
@@ -54,7 +89,7 @@ def record_check(store: Store, session: Session, question: Question, response: s
     and one more answer, right or wrong."""
     spec = question.check
     assert spec is not None
-    ok = correct(spec, response, review_source, detail)
+    ok = correct(spec, response, review_source, detail, question)
     detail = {**detail, "check_id": spec.id}
     answered = store.answered(session.session_id, question.task)
     if question.index not in answered:
@@ -62,12 +97,17 @@ def record_check(store: Store, session: Session, question: Question, response: s
                                         detail=detail, time_spent_ms=time_spent_ms)
         attempt = int(stored["attempt"])
         if not ok and (spec.type == "tutorial" or (spec.retry and attempt == 1)):
-            raise CheckFeedback(spec.feedback, skippable=spec.skippable)
+            raise _feedback(spec, question, detail)
     tries = store.check_tries(session.session_id, question.task, question.index)
     first = bool(tries[0]["correct"]) if tries else ok
     return store.record_answer(session.session_id, question.task, question.index, response,
                                review_source=review_source, time_spent_ms=time_spent_ms, detail=detail,
-                               check=spec.type, check_passed=first, **columns)
+                               check=spec.type, check_passed=first, spans=spans, **columns)
+
+
+def _feedback(spec: CheckSpec, question: Question, detail: Mapping[str, Any]) -> CheckFeedback:
+    problems = tuple(span_problems(spec, question, detail)) if spec.rule == "spans" else ()
+    return CheckFeedback(spec.feedback, skippable=spec.skippable, problems=problems)
 
 
 def skip_tutorial(store: Store, session: Session, question: Question) -> Answer:
@@ -102,4 +142,4 @@ def pending_feedback(store: Store, session: Session, question: Question) -> Chec
     spec = question.check
     if spec.type == "attention" and not spec.retry:
         return None
-    return CheckFeedback(spec.feedback, skippable=spec.skippable)
+    return _feedback(spec, question, json.loads(tries[-1]["detail"] or "{}"))

@@ -38,16 +38,16 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..balance import extras, extras_before, row_for
 from ..items import Item, ItemSet
 from ..question import Question
 from ..rng import Mulberry32, derive_seed, shuffle
-from .base import Common, ConfigError, QueueSpec, Table
+from .base import Common, ConfigError, PlanInputs, QueueSpec, Table, TaskKind
 
-__all__ = ["ItemsSource", "PlanError", "QueueSpec", "balanced", "card_labels", "check_source", "deal", "items_source",
-           "missing_outputs", "outline", "plan_items", "queued_questions", "systems_of"]
+__all__ = ["ItemsSource", "OutputsKind", "PlanError", "QueueSpec", "balanced", "card_labels", "check_source", "deal",
+           "items_source", "missing_outputs", "outline", "plan_items", "queued_questions", "systems_of"]
 
 #: The longest ``input_label`` / ``output_label``: a card's heading, one short line.
 MAX_LABEL = 40
@@ -292,3 +292,41 @@ def plan_items(task_id: str, kind: str, items: ItemSet, shown: Sequence[tuple[st
             sources=tuple(systems), texts=tuple(item.outputs[s] for s in systems), matched=True,
             input=item.input or None, title=item.title))
     return out
+
+
+class OutputsKind(TaskKind):
+    """What the kinds that show ``outputs_per_question`` outputs of one item per question share (score, spans):
+    the items file, its check, the shared queue, the system combinations and the balanced plan. Their task classes
+    have ``source`` (:class:`ItemsSource`) and ``outputs_per_question``."""
+
+    source = "items"
+
+    @staticmethod
+    def outputs_per_question(t: Table, source: ItemsSource) -> int:
+        """The task's ``outputs_per_question`` (default 1), at most the number of its systems."""
+        per_question = t.int("outputs_per_question", 1, minimum=1)
+        if source.systems and per_question > len(source.systems):
+            t.fail("outputs_per_question", f"({per_question}) is more than the {len(source.systems)} systems")
+        return per_question
+
+    def items_files(self, task: Any) -> tuple[Path, ...]:
+        return (task.source.items,)
+
+    def check(self, task: Any, file: Path, items: Mapping[Path, ItemSet]) -> None:
+        its = items[task.source.items]
+        n = task.outputs_per_question
+        check_source(file, task.id, task.source, its, n, combinations(systems_of(task.source, its), n))
+
+    def queue_spec(self, task: Any) -> QueueSpec | None:
+        return task.source.queue
+
+    def combos(self, task: Any, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
+        return combinations(systems_of(task.source, items[task.source.items]), task.outputs_per_question)
+
+    def plan(self, task: Any, inputs: PlanInputs) -> list[Question]:
+        if task.source.queue is not None:  # the items come from the shared queue when the question is reached
+            return queued_questions(task.id, self.name, task.source.questions)
+        its = inputs.items[task.source.items]
+        rng = task_rng(task.id, inputs.seed)
+        combos = combinations(systems_of(task.source, its), task.outputs_per_question)
+        return plan_items(task.id, self.name, its, balanced(combos, task.source.questions, rng, inputs.arrival), rng)

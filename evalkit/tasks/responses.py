@@ -7,7 +7,7 @@ Floor: task kinds; what it may import: :mod:`evalkit.tasks` (``.importlinter``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..missing import either
 from ..question import Question, question_columns
@@ -15,6 +15,8 @@ from .base import SurveyError
 from .check_answers import record_check
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from ..store import Answer, Session, Store
 
 __all__ = ["SLIDER_BUTTONS", "SLIDER_LABELS", "TIE", "TIE_LABEL", "card_noun", "choice_missing", "in_sentence",
@@ -55,16 +57,19 @@ def plural(label: str) -> str:
 
 
 def save_answer(store: Store, session: Session, question: Question, response: str, *,
-                review_source: str | None, time_spent_ms: int | None, detail: dict | None = None) -> Answer:
+                review_source: str | None, time_spent_ms: int | None, detail: dict | None = None,
+                spans: Sequence[Mapping[str, Any]] = ()) -> Answer:
     """Store a validated answer exactly once, with the question's columns (:func:`question_columns`). A tutorial
     or attention-check question goes through :func:`evalkit.checks.record_check`, which decides on the server
-    whether it was right (and may raise :class:`~evalkit.checks.CheckFeedback` instead of storing it)."""
+    whether it was right (and may raise :class:`~evalkit.checks.CheckFeedback` instead of storing it). ``spans``:
+    the answer's rows of the ``spans`` table (kind ``spans``), stored in the answer's transaction."""
     if question.check is not None:
         return record_check(store, session, question, response, review_source=review_source,
-                            time_spent_ms=time_spent_ms, detail=dict(detail or {}), columns=question_columns(question))
+                            time_spent_ms=time_spent_ms, detail=dict(detail or {}), columns=question_columns(question),
+                            spans=spans)
     return store.record_answer(session.session_id, question.task, question.index, response,
                                review_source=review_source, time_spent_ms=time_spent_ms, detail=detail,
-                               **question_columns(question))
+                               spans=spans, **question_columns(question))
 
 
 def choice_missing(question: Question, *, ties: bool = False, noun: str | None = None) -> str:

@@ -12,20 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..text import lone_surrogate_at
-from .base import Common, PlanInputs, SurveyError, Table, TaskKind
+from .base import Common, SurveyError, Table
 from .itemsource import (
     ItemsSource,
-    QueueSpec,
-    balanced,
+    OutputsKind,
     card_labels,
-    check_source,
-    combinations,
     items_source,
     outline,
-    plan_items,
-    queued_questions,
-    systems_of,
-    task_rng,
 )
 from .responses import in_sentence, save_answer
 
@@ -36,7 +29,8 @@ if TYPE_CHECKING:
     from ..question import Question
     from ..store import Answer, Session, Store
 
-__all__ = ["COMMENT_CHARS", "KIND", "POST_EDIT_CHARS", "Scale", "ScoreTask", "missing_scores", "record_scores"]
+__all__ = ["COMMENT_CHARS", "KIND", "POST_EDIT_CHARS", "Scale", "ScoreTask", "missing_scores", "parse_scales",
+           "record_scores"]
 
 TextField = Literal["none", "comment", "post-edit"]
 
@@ -99,11 +93,22 @@ def _scale(data: Any, file: Path, where: str) -> Scale:
     return scale
 
 
-class ScoreKind(TaskKind):
+def parse_scales(t: Table, common: Common, default: Any = None) -> tuple[Scale, ...]:
+    """The task's ``[[tasks.scales]]`` (``default``, raw tables, when the key is absent; at least one needed)."""
+    raw = t.get("scales", default)
+    if not isinstance(raw, list) or not raw:
+        t.fail("scales", "needs at least one [[tasks.scales]] table (id, type, and anchors or min/max)")
+    scales = tuple(_scale(s, common.file, f"{common.label} scale #{k}") for k, s in enumerate(raw, start=1))
+    ids = [s.id for s in scales]
+    if len(set(ids)) != len(ids):
+        t.fail("scales", f"scale ids must be unique, got {ids}")
+    return scales
+
+
+class ScoreKind(OutputsKind):
     """Absolute scores of outputs; systems balanced within an evaluator's questions."""
 
     name = "score"
-    source = "items"
     analysis = "score_analysis"
     analysis_columns = ("sources", "item_ids", "score_detail")
     choice_in_review_source = False
@@ -113,16 +118,8 @@ class ScoreKind(TaskKind):
 
     def parse(self, t: Table, common: Common) -> ScoreTask:
         source = items_source(t, common)
-        per_question = t.int("outputs_per_question", 1, minimum=1)
-        if source.systems and per_question > len(source.systems):
-            t.fail("outputs_per_question", f"({per_question}) is more than the {len(source.systems)} systems")
-        raw = t.get("scales", None)
-        if not isinstance(raw, list) or not raw:
-            t.fail("scales", "needs at least one [[tasks.scales]] table (id, type, and anchors or min/max)")
-        scales = tuple(_scale(s, common.file, f"{common.label} scale #{k}") for k, s in enumerate(raw, start=1))
-        ids = [s.id for s in scales]
-        if len(set(ids)) != len(ids):
-            t.fail("scales", f"scale ids must be unique, got {ids}")
+        per_question = self.outputs_per_question(t, source)
+        scales = parse_scales(t, common)
         input_label, output_label = card_labels(t)
         one = in_sentence(output_label)
         return ScoreTask(
@@ -143,28 +140,6 @@ class ScoreKind(TaskKind):
         n = task.outputs_per_question
         what = "one output" if n == 1 else f"{n} outputs side by side"
         return outline(task.source, items[task.source.items], f"{what}, scales {', '.join(s.id for s in task.scales)}")
-
-    def items_files(self, task: ScoreTask) -> tuple[Path, ...]:
-        return (task.source.items,)
-
-    def check(self, task: ScoreTask, file: Path, items: Mapping[Path, ItemSet]) -> None:
-        its = items[task.source.items]
-        n = task.outputs_per_question
-        check_source(file, task.id, task.source, its, n, combinations(systems_of(task.source, its), n))
-
-    def queue_spec(self, task: ScoreTask) -> QueueSpec | None:
-        return task.source.queue
-
-    def combos(self, task: ScoreTask, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
-        return combinations(systems_of(task.source, items[task.source.items]), task.outputs_per_question)
-
-    def plan(self, task: ScoreTask, inputs: PlanInputs) -> list[Question]:
-        if task.source.queue is not None:  # the items come from the shared queue when the question is reached
-            return queued_questions(task.id, self.name, task.source.questions)
-        its = inputs.items[task.source.items]
-        rng = task_rng(task.id, inputs.seed)
-        combos = combinations(systems_of(task.source, its), task.outputs_per_question)
-        return plan_items(task.id, self.name, its, balanced(combos, task.source.questions, rng, inputs.arrival), rng)
 
 
 def missing_scores(task: ScoreTask, question: Question,

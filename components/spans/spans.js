@@ -1,0 +1,900 @@
+// evalkit's error-span widget (Streamlit custom component v2: no iframe, no build step, no request).
+//
+// Draws each output of a "spans" question (side by side on a wide screen, stacked on a phone), segment by segment:
+// the segment's source above, the output as real text (textContent, never HTML; dir="auto" for right-to-left
+// languages), then the scales (per output, or per segment with scorePer "segment") and one "Next" button.
+// The evaluator marks error spans with the mouse (drag, or click the first then the last character), with the
+// keyboard alone (arrows move a caret, Shift+arrows select, the severities' keys mark, Delete removes, Tab goes
+// from error to error) or by touch (tap the first then the last character). Spans never overlap; ESA-AI suggestions
+// are drawn dashed until kept, changed or deleted. Everything stays in the browser until "Next", which checks the
+// answer here (scales moved, MQM categories chosen, "no errors yet a low score" asked once) and sends one trigger
+// value, "submit" (shape: docs of issue 27 / the spans design), which the server validates again.
+//
+// Offsets are JavaScript string (UTF-16) indices, end exclusive, as the server expects (it converts them to code
+// points). A "character" here is a grapheme (Intl.Segmenter), so a surrogate pair (an emoji) is never split and a
+// combining accent stays with its letter; the [missing] token after a text is start = text.length, end = +1.
+
+const STATE = "__evalkitSpans";
+const KNOWN = ["minor", "major", "critical", "neutral"];  // severities with a colour of their own (spans.css)
+const WORDS = {  // the page's words; the server may replace any of them (data.words)
+  next: "Next", saving: "Saving…", source: "Source", legend: "Severity:", suggested: "Suggested",
+  keys: "Keys: Tab into the text · ←/→ move · Shift+←/→ select · {sev} mark · Del remove · " +
+    "Tab next error · Enter edit · Esc cancel",
+  keysSuggest: " · K keep", keysCategory: " · C category",
+  mouse: "Mark an error: drag across it, or click (tap) its first and then its last character.",
+  missing: "[missing]", missingHint: "Omissions: mark the [missing] token at the end.",
+  clickEnd: "Now click the last character of the error (the same one again marks just it; Esc cancels).",
+  overlap: "Not marked: errors may not overlap, and this one would overlap an error already marked.",
+  resize: "Select the new extent of this error (drag, two clicks, or Shift+arrows then Enter); Esc cancels.",
+  keep: "Keep", keepAll: "Keep all suggestions", delete: "Delete", extent: "Change extent", close: "Close",
+  category: "Category", subcategory: "Subcategory", freeCategory: "Category (type it)", choose: "Choose…",
+  needCategory: "choose a category", spansHeading: "Marked errors", none: "No errors marked.",
+  segment: "Segment", sliderUnmoved: "Not scored yet: move the slider", scored: "Scored",
+  missingScore: "Not scored yet.", space: "space", text: "text: select the errors",
+  summary: "Still missing: {what}. It is marked above; nothing has been saved yet.",
+  confirm: "No errors are marked in {output}, yet its score is below {min}: are you sure? " +
+    "Press Next again to send it as it is.",
+  output: "the output",
+};
+
+function el(tag, attrs, text) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "className") node.className = value;
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+const fill = (template, values) => template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? values[k] : m));
+const sevClass = (id) => `s-${KNOWN.includes(id) ? id : "other"}`;
+const splitCategory = (cat) => [cat.split("/")[0], cat.split("/").slice(1).join("/")];  // "Top/Sub" -> [top, sub]
+
+// ---- characters: graphemes of a text (each with its UTF-16 start and end) and the words they belong to ----
+
+function unitsOf(text, missingToken, words) {
+  const units = [];
+  if (typeof Intl !== "undefined" && Intl.Segmenter) {
+    for (const g of new Intl.Segmenter(undefined, {granularity: "grapheme"}).segment(text)) {
+      units.push({start: g.index, end: g.index + g.segment.length, text: g.segment});
+    }
+  } else {  // one code point per character (Array.from never splits a surrogate pair)
+    let at = 0;
+    for (const ch of Array.from(text)) {
+      units.push({start: at, end: at + ch.length, text: ch});
+      at += ch.length;
+    }
+  }
+  units.forEach((u) => { u.space = /^\s+$/.test(u.text); });
+  if (typeof Intl !== "undefined" && Intl.Segmenter) {  // the word around each character (for wordLevel)
+    let k = 0;
+    for (const w of new Intl.Segmenter(undefined, {granularity: "word"}).segment(text)) {
+      const end = w.index + w.segment.length;
+      for (; k < units.length && units[k].start < end; k++) if (w.isWordLike) units[k].word = [w.index, end];
+    }
+  }
+  if (missingToken) units.push({start: text.length, end: text.length + 1, text: words.missing, missing: true});
+  return units;
+}
+
+// the index of the unit holding UTF-16 offset `off` (binary search; the last unit when past the end)
+function unitIndex(units, off) {
+  let lo = 0, hi = units.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (units[mid].end <= off) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+function build(root, data, send) {
+  const words = {...WORDS, ...(data.words || {})};
+  const sevs = data.severities;
+  const cats = data.categories;  // null (ESA), "free" or {top: [subcategories]}
+  const perSegment = data.scorePer === "segment";
+  const st = {qid: data.qid, t0: performance.now(), actions: [], outputs: [], active: null, drag: null,
+    values: {}, marks: {}, widgets: {}, sent: false, asked: false, refused: data.refused};
+  const hasSuggestions = data.outputs.some((o) => o.segments.some((s) => (s.suggestions || []).length));
+  root.querySelectorAll(".evalkit-spans").forEach((node) => node.remove());
+  const form = el("div", {className: "evalkit-spans", "data-testid": "evalkit-spans"});
+  form.style.setProperty("--evalkit-n", String(data.outputs.length));
+  const live = el("div", {className: "evalkit-sr", "aria-live": "polite"});
+  form.addEventListener("keydown", (e) => {  // a letter typed in the widget is ours, never one of Streamlit's
+    if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) e.stopPropagation();  // keys ("c" clears caches, "r" reruns)
+  });
+
+  // ---- the legend (severities with their keys; suggestions; "Keep all") and how to mark ----
+  const legend = el("div", {className: "evalkit-legend", "data-testid": "evalkit-legend"});
+  legend.append(el("span", {className: "evalkit-legend-title"}, words.legend));
+  sevs.forEach((sev) => {
+    const chip = el("span", {className: `evalkit-chip ${sevClass(sev.id)}`});
+    if (sev.key) chip.append(el("kbd", {}, sev.key));
+    chip.append(document.createTextNode(sev.label));
+    legend.append(chip);
+  });
+  if (hasSuggestions) {
+    legend.append(el("span", {className: "evalkit-chip evalkit-chip-sug"}, words.suggested));
+    const keepAll = el("button", {type: "button", className: "evalkit-btn", "data-testid": "evalkit-keep-all"},
+      words.keepAll);
+    keepAll.addEventListener("click", () => st.outputs.forEach((o) => o.segs.forEach((seg) => {
+      seg.spans.filter(undecided).forEach((span) => keep(seg, span));
+    })));
+    legend.append(keepAll);
+    st.keepAll = keepAll;
+  }
+  form.append(legend, el("p", {className: "evalkit-help"},
+    words.mouse + (data.missingToken ? ` ${words.missingHint}` : "")));
+
+  // ---- the outputs: segments (source, text, message, [scales]), the keys, the list of errors, [scales] ----
+  const grid = el("div", {className: "evalkit-spans-grid"});
+  const keyLine = fill(words.keys, {sev: sevs.map((s) => s.key).filter(Boolean).join("/")}) +
+    (hasSuggestions ? words.keysSuggest : "") + (cats ? words.keysCategory : "");
+  data.outputs.forEach((output, k) => {
+    const column = el("div", {className: "evalkit-spans-output", "data-output": k, role: "group"});
+    const out = {k, heading: output.heading || "", segs: []};
+    if (output.heading) {
+      const headingId = `${data.qid}-heading-${k}`;
+      column.append(el("p", {className: "evalkit-heading", id: headingId}, output.heading));
+      column.setAttribute("aria-labelledby", headingId);
+    }
+    const keysId = `${data.qid}-keys-${k}`;
+    output.segments.forEach((segment, s) => {
+      const seg = {k, s, out, text: segment.text, spans: [], deleted: [], caret: 0, anchor: null, pending: null,
+        resize: null, focused: false, units: unitsOf(segment.text, data.missingToken, words)};
+      (segment.suggestions || []).forEach((sug, j) => {
+        const span = {start: sug.start, end: sug.end, severity: sug.severity, category: sug.category ?? null,
+          suggestion: j, decided: false};
+        span.orig = {start: span.start, end: span.end, severity: span.severity, category: span.category};
+        seg.spans.push(span);
+      });
+      seg.spans.sort((a, b) => a.start - b.start);
+      seg.block = el("div", {className: "evalkit-seg", "data-segment": s});
+      if (segment.source) {
+        const src = el("div", {className: "evalkit-source"});
+        src.append(el("span", {className: "evalkit-source-label"}, words.source),
+          el("p", {dir: "auto"}, segment.source));
+        seg.block.append(src);
+      }
+      const name = [output.heading, output.segments.length > 1 ? `${words.segment} ${s + 1}` : ""]
+        .filter(Boolean).join(", ");
+      seg.box = el("div", {className: "evalkit-text", role: "textbox", "aria-readonly": "true",
+        "aria-multiline": "true", tabindex: 0, "data-testid": "evalkit-text",
+        "aria-label": name ? `${name}: ${words.text}` : words.text, "aria-describedby": keysId});
+      const frag = document.createDocumentFragment();
+      seg.units.forEach((u, i) => {  // one element per character ([missing] isolated, left to right)
+        u.el = el("span", {className: u.missing ? "u miss" : "u", "data-u": i, dir: u.missing ? "ltr" : null}, u.text);
+        frag.append(u.el);
+      });
+      seg.box.append(frag);
+      seg.box.setAttribute("dir", segment.dir || "auto");  // after the characters (one by one: slow with "auto")
+      seg.msg = el("div", {className: "evalkit-msg", role: "status", "data-testid": "evalkit-msg"});
+      seg.block.append(seg.box, seg.msg);
+      seg.block.addEventListener("focusout", () => setTimeout(() => {  // focus left the text and its toolbox
+        if (st.active && st.active.seg === seg && !seg.block.contains(seg.block.getRootNode().activeElement)) {
+          deactivate();
+        }
+      }, 0));
+      wireText(seg);
+      column.append(seg.block);
+      if (perSegment) data.scales.forEach((scale) => seg.block.append(scaleBox(scale, k, s)));
+      out.segs.push(seg);
+      paint(seg);
+    });
+    column.append(el("p", {className: "evalkit-keys", id: keysId, "data-testid": "evalkit-keys"}, keyLine));
+    out.list = el("div", {className: "evalkit-list", "data-testid": "evalkit-list"});
+    column.append(out.list);
+    if (!perSegment) data.scales.forEach((scale) => column.append(scaleBox(scale, k, null)));
+    st.outputs.push(out);
+    relist(out);
+    grid.append(column);
+  });
+  form.append(grid);
+
+  // ---- the toolbox: one, moved next to the active span ----
+  const tools = el("div", {className: "evalkit-tools", role: "group", "data-testid": "evalkit-tools", hidden: true});
+  tools.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && st.active) {
+      const seg = st.active.seg;
+      deactivate();
+      seg.box.focus({preventScroll: true});
+    }
+  });
+
+  // ---- the end: what is missing, the server's message, "Next" ----
+  const summary = el("div", {className: "evalkit-mark evalkit-summary", role: "alert",
+    "data-testid": "evalkit-summary", hidden: true});
+  const server = el("div", {className: "evalkit-mark evalkit-server", role: "alert",
+    "data-testid": "evalkit-server", hidden: true});
+  const next = el("button", {type: "button", className: "evalkit-next", "data-testid": "evalkit-next"}, words.next);
+  form.append(summary, server, next, live);
+  root.append(form);
+  st.server = server;
+  st.next = next;
+  st.words = words;
+
+  // ---------------------------------------------------------------------------------------------------------
+  // spans: what is marked, drawn and listed
+
+  function undecided(span) { return span.suggestion !== null && !span.decided; }
+
+  function log(action, seg, span) {
+    st.actions.push({t: Math.round(performance.now() - st.t0), action, output: seg.k, segment: seg.s,
+      start: span.start, end: span.end, severity: span.severity, category: span.category ?? null});
+  }
+
+  function spanAt(seg, i) {
+    const u = seg.units[i];
+    return u ? seg.spans.find((sp) => sp.start < u.end && u.start < sp.end) || null : null;
+  }
+
+  function marked(seg, span) {
+    const inside = seg.text.slice(span.start, Math.min(span.end, seg.text.length));
+    return inside + (span.end > seg.text.length ? words.missing : "");
+  }
+
+  function sevLabel(id) { return (sevs.find((s) => s.id === id) || {label: id}).label; }
+
+  function catOk(cat) {
+    if (!cats) return true;
+    if (!cat || !cat.trim()) return false;
+    if (cats === "free") return true;
+    const [top, sub] = splitCategory(cat);
+    if (!(top in cats)) return false;
+    return cats[top].length ? cats[top].includes(sub) : !sub;
+  }
+
+  // the span as words: "Minor, Accuracy/Mistranslation: “the words” (suggested)"
+  function describe(seg, span) {
+    const cat = cats ? `, ${span.category || words.needCategory}` : "";
+    return `${sevLabel(span.severity)}${cat}: “${marked(seg, span)}”` +
+      (undecided(span) ? ` (${words.suggested.toLowerCase()})` : "");
+  }
+
+  function say(seg, text, warn) {
+    clearTimeout(seg.sayTimer);
+    seg.msg.textContent = text || "";
+    seg.msg.classList.toggle("evalkit-warn", !!warn);
+    if (warn) seg.sayTimer = setTimeout(() => say(seg, ""), 8000);  // a refusal stays a while, then goes
+  }
+
+  // draw a segment's spans, selection and caret (classes on its characters; only those that change are touched)
+  function paint(seg) {
+    const n = seg.units.length;
+    const cls = new Array(n).fill("u");
+    seg.spans.forEach((span) => {
+      const a = unitIndex(seg.units, span.start), b = unitIndex(seg.units, span.end - 1);
+      const extra = ` sp ${sevClass(span.severity)}${undecided(span) ? " sug" : ""}` +
+        `${st.active === span ? " act" : ""}${catOk(span.category) ? "" : " nocat"}`;
+      for (let i = a; i <= b; i++) cls[i] += extra + (i === a ? " s0" : "") + (i === b ? " s1" : "");
+    });
+    if (seg.anchor !== null) {
+      const [a, b] = [Math.min(seg.anchor, seg.caret), Math.max(seg.anchor, seg.caret)];
+      for (let i = a; i <= b; i++) cls[i] += " sel";
+    }
+    if (seg.pending !== null) cls[seg.pending] += " pend";
+    if (seg.focused && n) cls[seg.caret] += " caret";
+    seg.units.forEach((u, i) => {
+      const c = (u.missing ? "miss " : "") + cls[i];
+      if (u.el.className !== c) u.el.className = c;
+    });
+  }
+
+  // the list of an output's errors under its text (for review; screen readers read it as a list)
+  function relist(out) {
+    out.list.replaceChildren();
+    const all = out.segs.flatMap((seg) => seg.spans.map((span) => [seg, span]));
+    const headId = `${data.qid}-list-${out.k}`;
+    out.list.append(el("p", {className: "evalkit-list-title", id: headId}, `${words.spansHeading} (${all.length})`));
+    if (!all.length) {
+      out.list.append(el("p", {className: "evalkit-help"}, words.none));
+      return;
+    }
+    const ol = el("ol", {"aria-labelledby": headId});
+    all.forEach(([seg, span]) => {
+      const li = el("li", {className: `evalkit-item${catOk(span.category) ? "" : " evalkit-need"}`,
+        "data-testid": "evalkit-item"});
+      li.append(el("span", {className: `evalkit-chip ${sevClass(span.severity)}${undecided(span) ? " sug" : ""}`,
+        "aria-hidden": "true"}, sevLabel(span.severity)));
+      const where = out.segs.length > 1 ? `${words.segment} ${seg.s + 1}: ` : "";
+      const label = el("button", {type: "button", className: "evalkit-link"}, where + describe(seg, span));
+      label.addEventListener("click", () => goTo(seg, span, true));
+      li.append(label);
+      if (undecided(span)) {
+        const b = el("button", {type: "button", className: "evalkit-btn", "data-testid": "evalkit-item-keep",
+          "aria-label": `${words.keep}: ${describe(seg, span)}`}, words.keep);
+        b.addEventListener("click", () => keep(seg, span));
+        li.append(b);
+      }
+      const del = el("button", {type: "button", className: "evalkit-btn evalkit-del", "data-testid": "evalkit-item-del",
+        "aria-label": `${words.delete}: ${describe(seg, span)}`}, "✕");
+      del.addEventListener("click", () => remove(seg, span));
+      li.append(del);
+      ol.append(li);
+    });
+    out.list.append(ol);
+  }
+
+  function redraw(seg) {
+    paint(seg);
+    relist(seg.out);
+    if (st.active && st.active.seg === seg) showTools();
+    if (st.keepAll) st.keepAll.hidden = !st.outputs.some((o) => o.segs.some((sg) => sg.spans.some(undecided)));
+    resummarize();
+  }
+
+  function overlaps(seg, start, end, except) {
+    return seg.spans.some((sp) => sp !== except && sp.start < end && start < sp.end);
+  }
+
+  // units i..j (either order) as a span's [start, end): wordLevel snaps to words and drops spaces at the ends
+  function extent(seg, i, j) {
+    const u = seg.units;
+    [i, j] = [Math.min(i, j), Math.max(i, j)];
+    if (data.wordLevel) {
+      while (i < j && u[i].space) i++;
+      while (j > i && u[j].space) j--;
+    }
+    let start = u[i].start, end = u[j].end;
+    if (data.wordLevel && u[i].word) start = u[i].word[0];
+    if (data.wordLevel && u[j].word) end = Math.max(end, u[j].word[1]);
+    return [start, end];
+  }
+
+  // a selection of units i..j made (drag, two clicks, Shift+arrows): a new span, or the new extent of one
+  function commit(seg, i, j, severity) {
+    const [start, end] = extent(seg, i, j);
+    const target = seg.resize;
+    seg.anchor = seg.pending = seg.resize = null;
+    if (overlaps(seg, start, end, target)) {
+      say(seg, words.overlap, true);
+      deactivate();
+      paint(seg);
+      return null;
+    }
+    say(seg, "");
+    let span = target;
+    if (target) {
+      target.start = start;
+      target.end = end;
+      if (severity) target.severity = severity;
+      changed(seg, target);
+    } else {
+      span = {start, end, severity: severity || sevs[0].id, category: null, suggestion: null, orig: null,
+        decided: true};
+      seg.spans.push(span);
+      log("create", seg, span);
+    }
+    seg.spans.sort((a, b) => a.start - b.start);
+    seg.caret = unitIndex(seg.units, span.end - 1);
+    activate(seg, span);
+    announce(describe(seg, span));
+    return span;
+  }
+
+  function changed(seg, span) {
+    if (span.suggestion !== null) span.decided = true;
+    log("change", seg, span);
+  }
+
+  function setSeverity(seg, span, id) {
+    if (span.severity === id) {
+      if (undecided(span)) keep(seg, span);  // pressing a suggestion's own severity accepts it
+      return;
+    }
+    span.severity = id;
+    changed(seg, span);
+    redraw(seg);
+    announce(describe(seg, span));
+  }
+
+  function setCategory(seg, span, cat) {
+    cat = cat && cat.trim() ? cat.trim() : null;
+    if (cat === span.category) return;
+    span.category = cat;
+    changed(seg, span);
+    redraw(seg);
+  }
+
+  function keep(seg, span) {
+    if (!undecided(span)) return;
+    span.decided = true;
+    log("keep", seg, span);
+    redraw(seg);
+    announce(`${words.keep}: ${describe(seg, span)}`);
+  }
+
+  function remove(seg, span) {
+    seg.spans = seg.spans.filter((sp) => sp !== span);
+    if (span.suggestion !== null) seg.deleted.push({...span.orig, suggestion: span.suggestion});
+    log("delete", seg, span);
+    if (st.active === span) deactivate();
+    redraw(seg);
+    announce(`${words.delete}: ${describe(seg, span)}`);
+  }
+
+  function activate(seg, span) {
+    const before = st.active;
+    st.active = span;
+    if (span) span.seg = seg;
+    if (before && before.seg && before.seg !== seg) paint(before.seg);
+    redraw(seg);
+    if (!span) tools.hidden = true;
+  }
+
+  function deactivate() {
+    const seg = st.active && st.active.seg;
+    st.active = null;
+    tools.hidden = true;
+    if (seg) {
+      seg.resize = null;
+      paint(seg);
+    }
+  }
+
+  // caret to a span (from the list, or Tab): the text focused, the toolbox shown
+  function goTo(seg, span, focus) {
+    seg.anchor = seg.pending = null;
+    seg.caret = unitIndex(seg.units, span.start);
+    if (focus) seg.box.focus({preventScroll: true});
+    activate(seg, span);
+    seg.units[seg.caret].el.scrollIntoView({block: "nearest"});
+    announce(describe(seg, span));
+  }
+
+  function announce(text) { live.textContent = text; }
+
+  // ---- the toolbox of the active span: severity, category, keep, change extent, delete ----
+  function showTools() {
+    const span = st.active, seg = span.seg;
+    const had = tools.contains(tools.getRootNode().activeElement) ? tools.getRootNode().activeElement : null;
+    tools.replaceChildren();
+    tools.setAttribute("aria-label", describe(seg, span));
+    const sevRow = el("div", {className: "evalkit-tools-row", role: "group", "aria-label": words.legend});
+    sevs.forEach((sev) => {
+      const b = el("button", {type: "button", className: `evalkit-btn evalkit-sev ${sevClass(sev.id)}`,
+        "aria-pressed": String(span.severity === sev.id), "data-severity": sev.id},
+        sev.key ? `${sev.key} ${sev.label}` : sev.label);
+      b.addEventListener("click", () => setSeverity(seg, span, sev.id));
+      sevRow.append(b);
+    });
+    tools.append(sevRow);
+    if (cats) tools.append(categoryRow(seg, span));
+    const row = el("div", {className: "evalkit-tools-row"});
+    if (undecided(span)) row.append(button(words.keep, "evalkit-keep", () => keep(seg, span)));
+    row.append(button(words.extent, "evalkit-extent", () => startResize(seg, span)),
+      button(words.delete, "evalkit-delete", () => {
+        remove(seg, span);
+        seg.box.focus({preventScroll: true});
+      }),
+      button("✕", "evalkit-close", () => {
+        deactivate();
+        seg.box.focus({preventScroll: true});
+      }, words.close));
+    tools.append(row);
+    if (tools.parentNode !== seg.block) seg.msg.after(tools);  // (on a phone: under the text, in the flow)
+    tools.hidden = false;
+    place(seg, span);
+    if (had) {  // the control that had the focus, drawn again: it keeps it
+      const d = had.dataset;
+      const same = d.severity ? `[data-severity="${d.severity}"]` : `[data-testid="${d.testid}"]`;
+      (tools.querySelector(same) || tools.querySelector("button")).focus({preventScroll: true});
+    }
+  }
+
+  function button(text, testid, onClick, label) {
+    const b = el("button", {type: "button", className: "evalkit-btn", "data-testid": testid, "aria-label": label},
+      text);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function categoryRow(seg, span) {
+    const row = el("div", {className: "evalkit-tools-row evalkit-cats"});
+    const id = `${data.qid}-cat`;
+    if (cats === "free") {
+      const input = el("input", {type: "text", id, maxlength: 100, className: "evalkit-cat",
+        "data-testid": "evalkit-cat", "aria-label": words.freeCategory, placeholder: words.freeCategory});
+      input.value = span.category || "";
+      input.addEventListener("change", () => setCategory(seg, span, input.value));
+      input.addEventListener("keydown", (e) => { if (e.key === "Enter") setCategory(seg, span, input.value); });
+      row.append(input);
+      return row;
+    }
+    const [top, sub] = splitCategory(span.category || "");
+    const pick = el("select", {id, className: "evalkit-cat", "data-testid": "evalkit-cat",
+      "aria-label": words.category});
+    pick.append(el("option", {value: ""}, `${words.category}: ${words.choose}`));
+    Object.keys(cats).forEach((c) => pick.append(el("option", {value: c, selected: c === top}, c)));
+    row.append(pick);
+    pick.addEventListener("change", () => setCategory(seg, span, pick.value));
+    if (top && cats[top] && cats[top].length) {
+      const subPick = el("select", {className: "evalkit-cat", "data-testid": "evalkit-subcat",
+        "aria-label": words.subcategory});
+      subPick.append(el("option", {value: ""}, `${words.subcategory}: ${words.choose}`));
+      cats[top].forEach((c) => subPick.append(el("option", {value: c, selected: c === sub}, c)));
+      subPick.addEventListener("change", () => setCategory(seg, span, subPick.value ? `${top}/${subPick.value}` : top));
+      row.append(subPick);
+    }
+    return row;
+  }
+
+  // the toolbox under the span's last character, kept inside its segment's width
+  function place(seg, span) {
+    const last = seg.units[unitIndex(seg.units, span.end - 1)].el.getBoundingClientRect();
+    const first = seg.units[unitIndex(seg.units, span.start)].el.getBoundingClientRect();
+    const box = seg.block.getBoundingClientRect();
+    const width = tools.offsetWidth;
+    const rtl = getComputedStyle(seg.box).direction === "rtl";
+    let left = (rtl ? first.right - width : first.left) - box.left;
+    left = Math.max(0, Math.min(left, box.width - width));
+    tools.style.left = `${left}px`;
+    tools.style.top = `${last.bottom - box.top + 6}px`;
+  }
+
+  function startResize(seg, span) {
+    seg.resize = span;
+    seg.anchor = unitIndex(seg.units, span.start);
+    seg.caret = unitIndex(seg.units, span.end - 1);
+    tools.hidden = true;
+    say(seg, words.resize);
+    seg.box.focus({preventScroll: true});
+    paint(seg);
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // the text's mouse, touch and keyboard
+
+  function wireText(seg) {
+    const box = seg.box;
+    const unitOf = (node) => {
+      const u = node && node.closest ? node.closest("[data-u]") : null;
+      return u && u.parentNode === box ? Number(u.dataset.u) : null;
+    };
+    box.addEventListener("focus", () => { seg.focused = true; paint(seg); });
+    box.addEventListener("blur", () => { seg.focused = false; paint(seg); });
+    box.addEventListener("pointerdown", (e) => {
+      if (e.pointerType === "mouse" && e.button !== 0) return;
+      const i = unitOf(e.target);
+      if (i === null) return;
+      st.drag = {seg, from: i, to: i, moved: false, mouse: e.pointerType === "mouse"};
+      if (st.drag.mouse) {
+        e.preventDefault();  // no native selection; our own is drawn
+        box.focus({preventScroll: true});
+        box.setPointerCapture(e.pointerId);
+      }
+    });
+    box.addEventListener("pointermove", (e) => {
+      const d = st.drag;
+      if (!d || d.seg !== seg || !d.mouse) return;
+      const i = unitOf((root.elementFromPoint ? root : document).elementFromPoint(e.clientX, e.clientY));
+      if (i === null || i === d.to) return;
+      d.to = i;
+      d.moved = true;
+      seg.pending = null;
+      seg.anchor = d.from;
+      seg.caret = i;
+      paint(seg);
+    });
+    box.addEventListener("pointercancel", () => { st.drag = null; });  // a touch that scrolls the page
+    box.addEventListener("pointerup", (e) => {
+      const d = st.drag;
+      st.drag = null;
+      if (!d || d.seg !== seg) return;
+      if (d.mouse && box.hasPointerCapture(e.pointerId)) box.releasePointerCapture(e.pointerId);
+      if (d.moved && d.from !== d.to) commit(seg, d.from, d.to);
+      else tap(seg, d.from);
+    });
+    box.addEventListener("keydown", (e) => key(seg, e));
+  }
+
+  // a click or a tap on character i: opens the span there, or starts (then ends) a new one
+  function tap(seg, i) {
+    seg.caret = i;
+    seg.anchor = null;
+    const span = spanAt(seg, i);
+    if (seg.pending === null && span && !seg.resize) {
+      say(seg, "");
+      activate(seg, span);
+      announce(describe(seg, span));
+      return;
+    }
+    if (seg.pending === null) {
+      seg.pending = i;
+      if (st.active && !seg.resize) deactivate();
+      say(seg, seg.resize ? words.resize : words.clickEnd);
+      paint(seg);
+      return;
+    }
+    commit(seg, seg.pending, i);
+  }
+
+  function move(seg, to, extend) {
+    const n = seg.units.length;
+    to = Math.max(0, Math.min(n - 1, to));
+    if (extend && seg.anchor === null) seg.anchor = seg.caret;
+    if (!extend) seg.anchor = null;
+    seg.caret = to;
+    seg.units[to].el.scrollIntoView({block: "nearest"});
+    const span = spanAt(seg, to);
+    if (span && seg.anchor === null && !seg.resize) {
+      if (st.active !== span) activate(seg, span);
+      else paint(seg);
+    } else {
+      if (st.active && !seg.resize) deactivate();
+      paint(seg);
+    }
+    const u = seg.units[to];
+    const what = u.space ? words.space : u.text;
+    announce(span && seg.anchor === null ? `${what}, ${describe(seg, span)}` : what);
+  }
+
+  // the unit on the line above (dir -1) or below (+1), nearest in x
+  function vertical(seg, dir) {
+    const units = seg.units, cur = units[seg.caret].el.getBoundingClientRect();
+    const x = (cur.left + cur.right) / 2;
+    let best = null, line = null, dx = Infinity;
+    for (let i = seg.caret + dir; i >= 0 && i < units.length; i += dir) {
+      const r = units[i].el.getBoundingClientRect();
+      if (dir > 0 ? r.top < cur.bottom - 2 : r.bottom > cur.top + 2) continue;
+      if (line === null) line = r.top;
+      else if (Math.abs(r.top - line) > 2) break;
+      const d = Math.abs((r.left + r.right) / 2 - x);
+      if (d < dx) [dx, best] = [d, i];
+    }
+    return best === null ? (dir > 0 ? units.length - 1 : 0) : best;
+  }
+
+  function wordJump(seg, dir) {
+    const u = seg.units;
+    let i = seg.caret + dir;
+    if (dir > 0) {
+      while (i < u.length && !u[i].space) i++;
+      while (i < u.length && u[i].space) i++;
+    } else {
+      while (i > 0 && u[i].space) i--;
+      while (i > 0 && !u[i - 1].space) i--;
+    }
+    return i;
+  }
+
+  function key(seg, e) {
+    if (e.altKey || e.metaKey) return;
+    const rtl = getComputedStyle(seg.box).direction === "rtl";
+    const span = seg.anchor === null ? spanAt(seg, seg.caret) : null;
+    const sev = sevs.find((s) => s.key && s.key === e.key);
+    const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    let handled = true;
+    if (k === "ArrowLeft" || k === "ArrowRight") {
+      const step = (k === "ArrowRight") !== rtl ? 1 : -1;
+      move(seg, e.ctrlKey ? wordJump(seg, step) : seg.caret + step, e.shiftKey);
+    } else if (k === "ArrowUp" || k === "ArrowDown") {
+      move(seg, vertical(seg, k === "ArrowDown" ? 1 : -1), e.shiftKey);
+    } else if (k === "Home" || k === "End") {
+      move(seg, k === "Home" ? 0 : seg.units.length - 1, e.shiftKey);
+    } else if (sev && !e.ctrlKey) {  // a severity key: mark the selection (or the character / word at the caret)
+      if (seg.anchor !== null || seg.resize) commit(seg, seg.anchor ?? seg.caret, seg.caret, sev.id);
+      else if (span) setSeverity(seg, span, sev.id);
+      else commit(seg, seg.caret, seg.caret, sev.id);
+    } else if (k === "Enter" || k === " ") {
+      if (seg.anchor !== null || seg.resize) commit(seg, seg.anchor ?? seg.caret, seg.caret);
+      else if (span) {  // into the toolbox of the span at the caret
+        activate(seg, span);
+        const first = tools.querySelector("button[aria-pressed=true]") || tools.querySelector("button");
+        if (first) first.focus();
+      } else tap(seg, seg.caret);
+    } else if (k === "Delete" || k === "Backspace") {
+      if (span) remove(seg, span);
+    } else if (k === "k" && !e.ctrlKey) {
+      if (span) keep(seg, span);
+    } else if (k === "c" && !e.ctrlKey && cats && span) {
+      activate(seg, span);
+      const pick = tools.querySelector("[data-testid=evalkit-cat]");
+      if (pick) pick.focus();
+    } else if (k === "e" && !e.ctrlKey && span) {
+      startResize(seg, span);
+    } else if (k === "Escape") {
+      seg.anchor = seg.pending = seg.resize = null;
+      say(seg, "");
+      deactivate();
+      paint(seg);
+    } else if (k === "Tab") {  // to the next (previous) error of this text; past the last one, out of the text
+      const here = seg.units[seg.caret].start;
+      const target = e.shiftKey ? [...seg.spans].reverse().find((sp) => sp.start < here && sp !== span)
+        : seg.spans.find((sp) => sp.start > here);
+      if (target) goTo(seg, target, false);
+      else handled = false;
+    } else handled = false;
+    if (handled) e.preventDefault();
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // the scales (as the score widget: a slider counts only once moved; Likert levels as radios)
+
+  function scaleBox(scale, k, s) {
+    const id = s === null ? `${scale.id}-${k}` : `${scale.id}-${k}-${s}`;
+    const box = el("div", {className: `evalkit-scale evalkit-${scale.type}`, "data-scale": id});
+    const record = (value) => {  // logged; a run of changes to one scale (a slider moved by keys) is one action
+      st.values[id] = value;
+      clearMark(id);
+      const last = st.actions[st.actions.length - 1];
+      const t = Math.round(performance.now() - st.t0);
+      if (last && last.action === "score" && last.output === k && last.segment === (s ?? 0) && last.scale === scale.id
+        && t - last.t < 2000) Object.assign(last, {t, value});
+      else st.actions.push({t, action: "score", output: k, segment: s ?? 0, scale: scale.id, value});
+    };
+    if (scale.type === "slider") {
+      const inputId = `${data.qid}-${id}`;
+      const head = el("div", {className: "evalkit-slider-head"});
+      const number = el("output", {for: inputId, className: "evalkit-slider-value", "aria-live": "polite"});
+      head.append(el("label", {for: inputId, className: "evalkit-label"}, scale.label), number);
+      const input = el("input", {type: "range", id: inputId, min: scale.min, max: scale.max, step: 1,
+        value: Math.floor((scale.min + scale.max) / 2), "data-testid": "evalkit-slider"});
+      const status = el("span", {className: "evalkit-slider-status"});
+      const ends = el("div", {className: "evalkit-slider-ends"});
+      ends.append(el("span", {}, scale.min), status, el("span", {}, scale.max));
+      const show = () => {
+        const moved = st.values[id] !== undefined;
+        box.classList.toggle("evalkit-unmoved", !moved);
+        number.textContent = moved ? input.value : "\u00a0";
+        status.textContent = moved ? words.scored : words.sliderUnmoved;
+        input.setAttribute("aria-valuetext", moved ? input.value : words.sliderUnmoved);
+      };
+      input.addEventListener("input", () => {
+        st.values[id] = Number(input.value);
+        clearMark(id);
+        show();
+      });
+      input.addEventListener("change", () => record(Number(input.value)));
+      show();
+      box.append(head, input, ends);
+      st.widgets[id] = input;
+    } else {
+      const group = el("div", {role: "radiogroup", className: "evalkit-levels", "aria-label": scale.label,
+        "data-testid": "evalkit-likert"});
+      if (scale.horizontal) group.classList.add("evalkit-levels-row");
+      box.append(el("p", {className: "evalkit-label", "aria-hidden": "true"}, scale.label));
+      (scale.anchors || []).forEach((anchor, j) => {
+        const option = el("label", {className: "evalkit-level"});
+        const radio = el("input", {type: "radio", name: `${data.qid}-${id}`, value: j + 1});
+        radio.addEventListener("change", () => record(j + 1));
+        option.append(radio, el("span", {}, `${j + 1} · ${anchor}`));
+        group.append(option);
+      });
+      box.append(group);
+      st.widgets[id] = group;
+    }
+    const mark = el("div", {className: "evalkit-mark", "data-testid": "evalkit-mark", id: `${data.qid}-mark-${id}`,
+      hidden: true});
+    st.widgets[id].setAttribute("aria-describedby", mark.id);
+    box.append(mark);
+    st.marks[id] = mark;
+    return box;
+  }
+
+  function clearMark(id) {
+    const mark = st.marks[id];
+    if (mark && !mark.hidden) {
+      mark.hidden = true;
+      st.widgets[id]?.removeAttribute("aria-invalid");
+      resummarize();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // "Next": check, ask once, send
+
+  function scoreIds() {
+    return data.outputs.flatMap((o, k) => (perSegment ? o.segments.map((_, s) => `-${k}-${s}`) : [`-${k}`])
+      .flatMap((tail) => data.scales.map((scale) => `${scale.id}${tail}`)));
+  }
+
+  // the outputs with no span whose score (the first scale's; with scorePer "segment" its segments' mean) is below
+  // minScoreWithoutSpans: their names (the server's rule, evalkit.tasks.spans.parse_answer, exactly)
+  function lowWithoutSpans() {
+    const min = data.minScoreWithoutSpans, first = data.scales[0];
+    if (min === null || min === undefined || !first) return [];
+    return st.outputs.filter((out) => {
+      const given = perSegment ? out.segs.map((seg) => st.values[`${first.id}-${out.k}-${seg.s}`])
+        : [st.values[`${first.id}-${out.k}`]];
+      return !out.segs.some((seg) => seg.spans.length) && given.reduce((a, b) => a + b, 0) / given.length < min;
+    }).map((out) => out.heading || (data.outputLabel ? `the ${data.outputLabel.toLowerCase()}` : words.output));
+  }
+
+  function value(confirmed) {
+    const scores = {};
+    data.scales.forEach((scale) => {
+      scores[scale.id] = data.outputs.map((o, k) => (perSegment
+        ? o.segments.map((_, s) => st.values[`${scale.id}-${k}-${s}`]) : st.values[`${scale.id}-${k}`]));
+    });
+    const spans = st.outputs.map((out) => out.segs.map((seg) => [
+      ...seg.spans.map((sp) => {
+        const same = sp.orig && ["start", "end", "severity", "category"].every((f) => sp[f] === sp.orig[f]);
+        return {start: sp.start, end: sp.end, severity: sp.severity, category: sp.category ?? null,
+          origin: sp.suggestion === null ? "added" : same ? "suggested-kept" : "suggested-changed",
+          suggestion: sp.suggestion};
+      }),
+      ...seg.deleted.map((d) => ({start: d.start, end: d.end, severity: d.severity, category: d.category ?? null,
+        origin: "suggested-deleted", suggestion: d.suggestion})),
+    ]));
+    return {spans, scores, actions: st.actions, confirmedNoSpans: confirmed};
+  }
+
+  // what keeps the answer from being sent: scales not given, spans without their category (and the summary's words)
+  function problems() {
+    const missing = scoreIds().filter((id) => st.values[id] === undefined);
+    const noCat = st.outputs.flatMap((out) => out.segs.flatMap((seg) =>
+      seg.spans.filter((sp) => !catOk(sp.category)).map((sp) => [seg, sp])));
+    const parts = [];
+    if (missing.length) parts.push(`${missing.length} ${missing.length === 1 ? "score" : "scores"}`);
+    if (noCat.length) parts.push(`${noCat.length} ${noCat.length === 1 ? "category" : "categories"}`);
+    return {missing, noCat, text: parts.length ? fill(words.summary, {what: parts.join(", ")}) : ""};
+  }
+
+  // the summary of what is missing follows the evaluator's fixes, and goes once everything is given
+  function resummarize() {
+    if (summary.hidden || !st.missingShown) return;
+    summary.textContent = problems().text;
+    summary.hidden = !summary.textContent;
+  }
+
+  next.addEventListener("click", () => {
+    if (st.sent) return;  // a double click sends one answer
+    const {missing, noCat, text} = problems();
+    missing.forEach((id) => {
+      st.marks[id].textContent = words.missingScore;
+      st.marks[id].hidden = false;
+      st.widgets[id].setAttribute("aria-invalid", "true");
+    });
+    st.missingShown = !!text;
+    if (text) {  // nothing is sent: what is missing is marked where it is
+      summary.textContent = text;
+      summary.hidden = false;
+      if (noCat.length) goTo(noCat[0][0], noCat[0][1], true);
+      else {  // keyboard and screen-reader users land on the first missing score
+        const w = st.widgets[missing[0]];
+        (w.tagName === "INPUT" ? w : w.querySelector("input")).focus({preventScroll: true});
+        st.marks[missing[0]].scrollIntoView({block: "center"});
+      }
+      return;
+    }
+    const low = lowWithoutSpans();
+    if (low.length && !st.asked) {  // ask once; the second press sends
+      st.asked = true;
+      summary.textContent = fill(words.confirm, {output: low.join("; "), min: data.minScoreWithoutSpans});
+      summary.hidden = false;
+      return;
+    }
+    summary.hidden = true;
+    st.sent = true;
+    next.setAttribute("aria-disabled", "true");
+    next.textContent = words.saving;
+    send(value(low.length > 0));
+    st.timer = setTimeout(() => reopen(st), 4000);  // the next question replaces this one; if not, resend
+  });
+  return st;
+}
+
+function reopen(st) {
+  clearTimeout(st.timer);
+  st.sent = false;
+  st.next.removeAttribute("aria-disabled");
+  st.next.textContent = st.words.next;
+}
+
+export default function (component) {
+  const {data, parentElement, setTriggerValue} = component;
+  if (!data) return;
+  let st = parentElement[STATE];
+  if (!st || st.qid !== data.qid) {  // a new question: a new widget
+    st = build(parentElement, data, (value) => setTriggerValue("submit", value));
+    parentElement[STATE] = st;
+  } else if (data.refused !== st.refused) {  // the server refused the answer sent: "Next" works again
+    st.refused = data.refused;
+    reopen(st);
+  }
+  st.server.textContent = data.serverMessage || "";
+  st.server.hidden = !data.serverMessage;
+  if (data.serverMessage && data.refused) st.server.scrollIntoView({block: "nearest"});
+}

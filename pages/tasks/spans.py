@@ -1,0 +1,88 @@
+"""Renderer of kind ``spans``: the source, then the span widget (``components/spans/``, Streamlit components v2:
+no iframe, no build step, no request leaving the server) holding each output shown, segment by segment, the
+evaluator's error spans, the scales and "Next".
+
+Marking, changing and deleting spans happens in the browser: nothing reruns on the server until "Next", which
+sends the question's spans, scores and action log as one trigger value. Its callback hands them to
+:func:`evalkit.tasks.spans.record_spans`, which checks everything again (the browser is not trusted) and stores
+the answer with its spans in one transaction; a refused answer is said (and the widget can send again), nothing
+stored.
+
+Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+import streamlit.components.v2 as components_v2
+
+import ui
+from evalkit.items import Item
+from evalkit.spans import FREE, to_utf16
+from evalkit.tasks.spans import SpansTask, record_spans, segments_of, suggestions
+
+COMPONENT_DIR = Path(__file__).resolve().parents[2] / "components" / "spans"
+#: The span widget, registered once per process (its JS and CSS are files of the repository, sent inline)
+SPANS = components_v2.component(
+    "evalkit_spans", js=(COMPONENT_DIR / "spans.js").read_text(encoding="utf-8"),
+    css=(COMPONENT_DIR / "spans.css").read_text(encoding="utf-8"), isolate_styles=True)
+
+
+def render(ctx: ui.Context) -> None:
+    """The question's head (and its input, for a single segment), then the widget; "Next" sends the answer and the
+    callback stores it (or refuses it, saying why)."""
+    task, question = ctx.step.task, ctx.step.question
+    assert isinstance(task, SpansTask) and question is not None
+    item = ctx.loaded.item_sets[task.source.items].by_id(question.review_ids[0])
+    clock = ui.clock_key(ctx.session, question.task, question.index)
+    ui.start_clock(clock)
+    ui.item_question_header(ctx, task.question, show_input=not item.segments)
+    prefix = f"{question.task}-{question.index}"
+    widget = f"{prefix}-spans".replace("__", "_~")  # ("__" is Streamlit's, for trigger ids)
+    refused_key = f"_{prefix}-refused"
+
+    def submit() -> None:
+        """The trigger's callback: check and store (refused: said, and "Next" works again)."""
+        value = (st.session_state.get(widget) or {}).get("submit")
+        stored: list[Any] = []
+        ui.safe_save(lambda: stored.append(record_spans(ctx.store, ctx.session, task, question, item, value,
+                                                        ui.elapsed_ms(clock))))
+        if not stored:
+            st.session_state[refused_key] = st.session_state.get(refused_key, 0) + 1
+
+    SPANS(key=widget, data=widget_data(task, question, item, prefix, st.session_state.get(refused_key, 0)),
+          on_submit_change=submit)
+    ui.show_flash()
+
+
+def widget_data(task: SpansTask, question: Any, item: Item, qid: str, refused: int = 0) -> dict[str, Any]:
+    """What the widget draws (JSON): the outputs' segments as text (set as text by the browser, never as HTML),
+    each segment's source when the item is a document, the suggestions (ESA-AI) in the browser's UTF-16 offsets,
+    the severities with their keys, the categories, the scales and the count of refused answers."""
+    segments = segments_of(item)
+    n = len(question.sources)
+    outputs = []
+    for k, system in enumerate(question.sources):
+        shown = []
+        for segment in segments:
+            text = segment.outputs[system]
+            offered = [{"start": to_utf16(text, s.start), "end": to_utf16(text, s.end, missing_token=True),
+                        "severity": s.severity, "category": s.category} for s in suggestions(task, segment, system)]
+            shown.append({"source": segment.input if item.segments and segment.input else None, "text": text,
+                          "dir": "auto", "suggestions": offered})
+        outputs.append({"heading": f"{task.output_label} {question.labels[k]}" if n > 1 else "", "segments": shown})
+    categories: Any = task.categories
+    if isinstance(categories, dict):
+        categories = {top: list(subs) for top, subs in categories.items()}
+    severities = [{"id": s, "label": s.capitalize(), "key": str(k)} for k, s in enumerate(task.severities, 1)]
+    return {"qid": qid, "protocol": task.protocol, "severities": severities,
+            "categories": FREE if categories == FREE else categories, "missingToken": task.missing_token,
+            "wordLevel": task.word_level, "outputs": outputs,
+            "scorePer": task.score_per if item.segments else "document",
+            "scales": [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high,
+                        "anchors": list(s.anchors)} for s in task.scales],
+            "minScoreWithoutSpans": task.min_score_without_spans, "outputLabel": task.output_label,
+            "refused": refused, "serverMessage": ""}
