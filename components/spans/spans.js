@@ -298,7 +298,12 @@ function build(root, data, send) {
       li.append(el("span", {className: `evalkit-chip ${sevClass(span.severity)}${undecided(span) ? " sug" : ""}`,
         "aria-hidden": "true"}, sevLabel(span.severity)));
       const where = out.segs.length > 1 ? `${words.segment} ${seg.s + 1}: ` : "";
-      const label = el("button", {type: "button", className: "evalkit-link"}, where + describe(seg, span));
+      // the chip shows the severity: the visible words start with the category (if any) and the marked text; the
+      // button's accessible name says it all (the chip is hidden from screen readers)
+      const full = where + describe(seg, span);
+      const shown = where + full.slice(where.length + sevLabel(span.severity).length).replace(/^, /, "")
+        .replace(/^: /, "");
+      const label = el("button", {type: "button", className: "evalkit-link", "aria-label": full}, shown);
       label.addEventListener("click", () => goTo(seg, span, true));
       li.append(label);
       if (undecided(span)) {

@@ -174,3 +174,24 @@ def test_a_compare_study_of_two_systems_reads_right_with_one_evaluator_then_two(
     at.run()
     [latex] = [c.value for c in at.code if "\\toprule" in c.value]
     assert "(2 evaluators, 0 completed)." in latex
+
+
+def test_an_error_span_study_shows_its_sections_and_offers_both_span_exports(make_harness, tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    """The ESA-AI example answered by three evaluators: the task's span sections on the overview (errors per
+    severity, MQM, agreement, what became of the suggestions, times), and the spans CSV and the Pearmut-shaped
+    JSONL among the downloads, each holding every stored span."""
+    h = make_harness(config=ROOT / "examples" / "esa-ai" / "config.toml", database=tmp_path / "spans.sqlite")
+    _answered(h)
+    generators = capture_downloads(monkeypatch)
+    at = unlock(results_app(h))
+    assert not at.exception
+    assert "Spans (CSV)" in _downloads(at) and "Annotations, Pearmut's shape (JSONL)" in _downloads(at)
+    shown = " ".join(texts(at)) + " ".join(m.value for m in at.markdown)
+    for heading in ("Errors per system by severity", "MQM score per system", "Agreement on the spans",
+                    "ESA-AI: suggested spans kept, changed and deleted", "Time per span and per segment"):
+        assert heading in shown, heading
+    stored = h.store.spans()
+    assert stored and len(pd.read_csv(io.StringIO(generators["spans.csv"]()))) == len(stored)
+    lines = generators["annotations.pearmut.jsonl"]().splitlines()
+    assert len(lines) == len([a for a in h.store.answers() if a.kind == "spans"])

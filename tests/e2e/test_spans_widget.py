@@ -1,0 +1,186 @@
+"""The error-span widget (``components/spans/``) in Chromium against ``streamlit run``, at 1280 px (mouse) and 390 px
+(touch): a span made with the mouse (a drag) or by taps, one made with the keyboard only (Tab, arrows, Shift+arrows,
+a severity key), a suggested span deleted at one width and kept at the other, the slider moved by keys, "Next";
+then the database holds exactly those spans with their origins (offsets in code points: the output has an emoji
+before the errors, so a UTF-16 offset taken as it is would be one off), and both exports carry them. Marking
+reruns nothing on the server. Screenshots in ``test-output/screens/spans-*.png`` and the docs' ``spans*.png``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalkit.span_export import pearmut_jsonl, spans_csv
+from evalkit.spans import from_pearmut
+from evalkit.store import open_store
+from tests.e2e.conftest import docs_shot
+from tests.e2e.steps import start_session, wait_for_app_run
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.e2e
+
+SCREENS = ROOT / "test-output" / "screens"
+HEIGHTS = {1280: 900, 390: 844}
+#: the output every question shows (both systems have it, so the test knows it whatever the plan): an emoji first
+TEXT = "Look 👀 the dog walked quickly outside today."
+SUGGESTED = "walked"  # the suggestion (major), deleted at 1280 and kept at 390
+
+
+def _utf16(text: str, index: int) -> int:
+    return len(text[:index].encode("utf-16-le")) // 2
+
+
+def _study(tmp: Path) -> Path:
+    data = tmp / "datasets"
+    data.mkdir(parents=True)
+    start = _utf16(TEXT, TEXT.index(SUGGESTED))
+    spans = [{"start_i": start, "end_i": start + len(SUGGESTED) - 1, "severity": "major", "category": None}]
+    items = [{"id": f"doc{k}", "src": f"Schau, der Hund ist heute schnell rausgelaufen ({k}).",
+              "tgt": {"sysA": TEXT, "sysB": TEXT}, "error_spans": {"sysA": spans, "sysB": spans}} for k in range(3)]
+    (data / "mt.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in items), encoding="utf-8")
+    config = tmp / "config.toml"
+    config.write_text("""
+[study]
+title = "Error spans"
+database = "responses.sqlite"
+seed = 5
+
+[[tasks]]
+kind = "spans"
+id = "esa"
+title = "Mark the errors"
+instructions = "Mark every error of each translation, then score it."
+items = "datasets/mt.jsonl"
+systems = ["sysA", "sysB"]
+questions = 1
+prefill = true
+missing_token = true
+""", encoding="utf-8")
+    return config
+
+
+def _shot(page: Any, name: str, width: int) -> None:
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENS / f"spans-{name}-{width}.png"), full_page=True)
+
+
+def _char(page: Any, index: int) -> Any:
+    """The widget's character ``index`` (a grapheme: the emoji is one) of the first output segment."""
+    return page.get_by_test_id("evalkit-text").first.locator(f"[data-u='{index}']")
+
+
+def _drag(page: Any, first: Any, last: Any) -> None:
+    a, b = first.bounding_box(), last.bounding_box()
+    page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=6)
+    page.mouse.up()
+
+
+def _grapheme(index: int) -> int:
+    """The widget's character number of code point ``index`` of TEXT (the emoji is one code point here too)."""
+    return index
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_spans_widget_mouse_keyboard_touch(start_app, browser, tmp_path, width: int) -> None:
+    from playwright.sync_api import expect
+
+    database = tmp_path / "responses.sqlite"
+    url = start_app(_study(tmp_path), database, f"spans-{width}")
+    phone = width < 600
+    context = browser.new_context(viewport={"width": width, "height": HEIGHTS[width]}, has_touch=phone)
+    try:
+        page = context.new_page()
+        start_session(page, url, "Annotator")
+        page.get_by_role("button", name="Begin").click()
+        wait_for_app_run(page)
+        widget = page.get_by_test_id("evalkit-spans")
+        expect(widget).to_be_visible()
+        text = page.get_by_test_id("evalkit-text").first
+        expect(text).to_contain_text(TEXT)  # real text in the page
+        expect(page.get_by_test_id("evalkit-item")).to_have_count(1)  # the suggestion, listed
+        expect(page.get_by_test_id("evalkit-item").first).to_contain_text(SUGGESTED)
+        if not phone:  # the keys are written under the text (on a phone, which has no keys, the line is hidden)
+            expect(page.get_by_test_id("evalkit-keys")).to_be_visible()
+        _shot(page, "start", width)
+        docs_shot(page, "spans", width=1280)
+        page.evaluate("""() => { window.__evalkitRuns = 0; const app = document.querySelector('[data-testid=stApp]');
+            new MutationObserver(() => { if (app.dataset.testScriptState === 'running') window.__evalkitRuns++; })
+            .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }""")
+
+        dog = TEXT.index("dog")
+        if phone:  # a tap on the first character, a tap on the last
+            _char(page, _grapheme(dog)).tap()
+            _char(page, _grapheme(dog + 2)).tap()
+        else:
+            _drag(page, _char(page, _grapheme(dog)), _char(page, _grapheme(dog + 2)))
+        expect(page.get_by_test_id("evalkit-item")).to_have_count(2)
+        expect(widget).to_contain_text("“dog”")
+
+        # the keyboard only: Tab into the text, the caret (on a character) to the "q" of "quickly", Shift+arrows
+        # to its "y", "2" (major)
+        text.focus()
+        page.keyboard.press("Home")
+        quickly = TEXT.index("quickly")
+        for _ in range(_grapheme(quickly)):
+            page.keyboard.press("ArrowRight")
+        for _ in range(len("quickly") - 1):
+            page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("2")
+        expect(page.get_by_test_id("evalkit-item")).to_have_count(3)
+        expect(widget).to_contain_text("“quickly”")
+        # an omission on the [missing] token: End, then "1"
+        page.keyboard.press("End")
+        page.keyboard.press("1")
+        expect(page.get_by_test_id("evalkit-item")).to_have_count(4)
+        expect(widget).to_contain_text("[missing]")
+
+        suggestion = page.get_by_test_id("evalkit-item").filter(has_text=SUGGESTED)
+        if phone:
+            suggestion.get_by_test_id("evalkit-item-keep").tap()
+        else:
+            suggestion.get_by_test_id("evalkit-item-del").click()
+            expect(page.get_by_test_id("evalkit-item").filter(has_text=SUGGESTED)).to_have_count(0)
+        slider = page.get_by_test_id("evalkit-slider").first
+        slider.focus()
+        page.keyboard.press("Home")
+        for _ in range(35):
+            page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.__evalkitRuns") == 0  # marking and scoring reran nothing on the server
+        _shot(page, "marked", width)
+        docs_shot(page, "spans-marked", width=1280)
+        with open_store(database) as store:
+            assert store.answers() == []
+        page.get_by_test_id("evalkit-next").click()
+        wait_for_app_run(page)
+        expect(page.get_by_text("Thank you")).to_be_visible(timeout=20_000)
+
+        with open_store(database) as store:
+            [answer] = store.answers()
+            rows = store.spans()
+            csv_rows = list(csv.DictReader(io.StringIO(spans_csv(store))))
+            [line] = [json.loads(x) for x in pearmut_jsonl(store).splitlines()]
+        assert answer.detail["scores"] == {"quality": [35]} and answer.response == "annotated"
+        walked = TEXT.index(SUGGESTED)
+        want = {("dog", dog, dog + 3, "minor", "added"),
+                ("quickly", quickly, quickly + 7, "major", "added"),
+                ("[missing]", len(TEXT), len(TEXT) + 1, "minor", "added"),
+                (SUGGESTED, walked, walked + len(SUGGESTED), "major",
+                 "suggested-kept" if phone else "suggested-deleted")}
+        assert {(r["text"], r["start_char"], r["end_char"], r["severity"], r["origin"]) for r in rows} == want
+        assert {(r["text"], int(r["start"]), int(r["end"]), r["origin"]) for r in csv_rows} == {
+            (w[0], w[1], w[2], w[4]) for w in want}
+        [(system, annotation)] = line["annotation"][0].items()
+        assert system == answer.sources[0] and annotation["score"] == 35
+        kept = {(s.start, s.end) for s in (from_pearmut(x) for x in annotation["error_spans"])}
+        assert kept == {(w[1], w[2]) for w in want if w[4] != "suggested-deleted"}  # (code points: no --config)
+    finally:
+        context.close()
