@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .question import CheckSpec, Question
 from .rng import Mulberry32, derive_seed, shuffle
-from .spans import SpanError, expected_spans
+from .spans import SpanError, expected_spans, from_pearmut_index
 from .tasks.base import Common, ConfigError, Table
 from .tasks.check_answers import CheckFeedback, correct, pending_feedback, record_check, skip_tutorial
 from .tasks.itemsource import systems_of
@@ -258,21 +258,10 @@ def _range(value: Any) -> bool:
         and value[0] <= value[1])
 
 
-def _code_point(text: str, unit: int) -> int:
-    """The code point holding UTF-16 ``unit`` of ``text`` (Pearmut's index); past the end, one per unit (a range of
-    Pearmut's may reach past its text: it only compares numbers)."""
-    units = 0
-    for index, char in enumerate(text):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > unit:
-            return index
-    return len(text) + unit - units
-
-
 def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[str, Any]:
     """A span check's ``expect`` as Pearmut's ``validation`` writes it, ``{system: {"score": [lo, hi] (the first
     scale) or {scale: [lo, hi]}, "error_spans": [{"start_i": n or [lo, hi], "end_i": ..., "severity": ...}]}}``,
-    checked against the task and the item and with its offsets turned from UTF-16 units (Pearmut's) into code
+    checked against the task and the item and with its offsets turned from Pearmut's character indexes into code
     points of the output; ConfigError naming what does not fit."""
     where = f"{where}: check item {item.id!r}"
     if item.segments:
@@ -294,6 +283,12 @@ def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[st
         if extra:
             raise ConfigError(f"{where}: 'expect' of {system!r}: {extra[0]!r} is not known (score, error_spans)")
         score = rule.get("score")
+        if score is None and not rule.get("error_spans"):
+            raise ConfigError(f"{where}: 'expect' of {system!r} expects nothing: give a \"score\" range or the "
+                              "\"error_spans\" to be marked (an empty list asks for nothing, as in Pearmut)")
+        if score is not None and not isinstance(score, list | dict):
+            raise ConfigError(f"{where}: 'expect' of {system!r}: \"score\" must be [low, high] or "
+                              f"{{scale: [low, high]}}, got {score!r}"[:300])
         if score is not None and not scales:
             raise ConfigError(f"{where}: 'expect' of {system!r} gives a score; this task has no scales")
         if isinstance(score, list):
@@ -319,9 +314,9 @@ def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[st
                     if isinstance(task.categories, Mapping) and (
                             top not in task.categories or (sub and sub not in task.categories[top])):
                         raise SpanError(f"category {exp.category!r} is not in the task's taxonomy")
-                spans.append({"start_i": None if exp.start is None else [_code_point(text, v) for v in exp.start],
-                              "end_i": None if exp.end is None else [_code_point(text, v) for v in exp.end],
-                              "severity": exp.severity, "category": exp.category})
+                start, end = ([from_pearmut_index(text, v) for v in bounds] if bounds is not None else None
+                              for bounds in (exp.start, exp.end))
+                spans.append({"start_i": start, "end_i": end, "severity": exp.severity, "category": exp.category})
         except SpanError as exc:
             raise ConfigError(f"{where}: 'expect' of {system!r}: error_spans: {exc}") from None
         out[system] = {"score": ranges, "error_spans": spans}

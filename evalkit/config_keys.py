@@ -409,7 +409,9 @@ SECTIONS: tuple[Section, ...] = (
                 "has no subcategories), or `\"free\"` (typed in, one line of at most 100 characters)."),
             Key("mqm_weights", "table of numbers ≥ 0", "minor 1, major 5, critical 25, neutral 0",
                 "The MQM score's weight of each severity, or of one category at a severity "
-                "(`\"minor:Fluency/Punctuation\" = 0.1` is a default, as Freitag et al. 2021)."),
+                "(`\"minor:Fluency/Punctuation\" = 0.1` and `\"major:Non-translation\" = 25` are defaults, as "
+                "Freitag et al. 2021). With MQM every severity needs a weight; an ESA span of a severity without one "
+                "counts 0 in the MQM score (said under it)."),
             Key("missing_token", "boolean", "false",
                 "A `[missing]` token after each output, on which an omission is marked."),
             Key("word_level", "boolean", "false", "Span ends snap to word boundaries."),

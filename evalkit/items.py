@@ -23,7 +23,8 @@ One JSON object per line; blank lines are skipped::
   with no output anywhere in the file is an error (a misspelt name).
 * ``error_spans`` (suggested error spans, for the ``spans`` kind's ESA-AI) maps systems to lists of spans in
   Pearmut's shape, ``{"start_i": 0, "end_i": 5, "severity": "minor", "category": null}``: ``end_i`` inclusive,
-  both counted in UTF-16 code units as Pearmut's JavaScript counts (an emoji is two); loaded as code-point
+  both Pearmut's character indexes (UTF-16 units as its JavaScript counts, an emoji two, line breaks none); loaded
+  as code-point
   :class:`~evalkit.spans.Span` objects. A span outside its output, or overlapping another, is an error.
 * ``segments`` makes the item a **document**: a list of ``{"input", "outputs", "reference", "error_spans"}``
   objects (``input`` / ``reference`` optional; every segment has the same systems), annotated segment by
@@ -35,7 +36,7 @@ Every problem raises :class:`ItemError` (a :class:`~evalkit.datasets.DatasetErro
 line and the key. Loading is one pass of ``json.loads`` per line plus cheap type checks: the indexes
 planning needs (:attr:`ItemSet.by_system`, :meth:`ItemSet.with_all`) are built on first use.
 
-Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles` and :mod:`evalkit.text` only.
+Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles`, :mod:`evalkit.spans` and :mod:`evalkit.text` only.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 :func:`spans_csv` writes the ``spans`` table with the session's columns, text cells made safe for spreadsheets as in
 the other exports. :func:`pearmut_jsonl` writes one JSON line per answer in the shape of Pearmut's annotation logs
 (``annotation``, ``actions``, ``item``, ``user_id``, ``item_i``), so WMT-style tooling written for Pearmut reads
-evalkit's annotations; with the items given, its offsets are UTF-16 units as Pearmut counts them.
+evalkit's annotations; with the items given, its offsets are Pearmut's character indexes (UTF-16 units, line
+breaks left out: Pearmut draws them as ``<br>``).
 
 Both hold every session, whatever its status, as the evaluations CSV does (``sessionStatus`` in the CSV,
 ``evalkit.session_status`` in the JSONL): drop the trashed or excluded ones where you read them.
@@ -22,7 +23,7 @@ from typing import Any
 
 from .datasets import DatasetError
 from .items import Item, ItemSet
-from .spans import Span, SpanError, marked_text, to_pearmut, to_utf16
+from .spans import Span, SpanError, marked_text, to_pearmut, to_pearmut_index
 from .store import Answer, Store
 from .tasks.spans import segments_of
 from .text import csv_safe
@@ -95,10 +96,11 @@ def _epoch(iso: str) -> float:
 
 
 def _pearmut_span(span: Span, text: str | None) -> dict[str, Any]:
-    """``span`` in Pearmut's shape: UTF-16 units of ``text`` (code points without it), ``end_i`` inclusive."""
+    """``span`` in Pearmut's shape: Pearmut's character indexes of ``text`` (:func:`evalkit.spans.to_pearmut_index`;
+    code points without it), ``end_i`` inclusive."""
     if text is not None:
-        span = Span(to_utf16(text, span.start, missing_token=True), to_utf16(text, span.end, missing_token=True),
-                    span.severity, span.category)
+        span = Span(to_pearmut_index(text, span.start), to_pearmut_index(text, span.end), span.severity,
+                    span.category)
     out = to_pearmut(span)
     return {"start_i": out["start_i"], "end_i": out["end_i"], "category": out["category"],
             "severity": out["severity"]}  # (Pearmut's key order)
@@ -176,7 +178,7 @@ def _entry(answer: Answer, rows: list[dict[str, Any]], session: Any, item: Item 
                                         r["text"]) for r in kept],
                 "textfield": None}
             if len(scales) > 1:
-                value["scores"] = {scale: _score(detail, scale, k, s) for scale in scales[1:]}
+                value["sliders"] = {scale: _score(detail, scale, k, s) for scale in scales[1:]}
             entry[system] = value
         annotation.append(entry)
 
@@ -222,7 +224,7 @@ def _entry(answer: Answer, rows: list[dict[str, Any]], session: Any, item: Item 
             (answer.slot if answer.slot is not None else answer.question_index),
             "evalkit": {"session_id": answer.session_id, "session_status": session.status if session else None,
                         "task": answer.task, "question_index": answer.question_index, "item_id": item_id,
-                        "check": answer.check, "offsets": "code points" if segments is None else "utf-16"}}
+                        "check": answer.check, "offsets": "code points" if segments is None else "pearmut"}}
 
 
 def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
@@ -231,7 +233,8 @@ def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
     Each line: ``annotation``, one entry per segment of the item (one for a single segment), each
     ``{system: {"score", "error_spans", "textfield": null}}`` for the systems shown in display order;
     ``score`` is the first scale's (the segment's own with ``score_per = "segment"``, else the document's
-    score on every segment; null without scales), the other scales' under ``scores`` beside it (the scales in
+    score on every segment; null without scales), the other scales' under ``sliders`` beside it (Pearmut's name
+    for its custom sliders; the scales in
     the config's order, as the database's registered study describes the task; by name without one);
     ``error_spans`` the spans the evaluator ended with (``start_i``, ``end_i`` inclusive, ``category``,
     ``severity``; deleted suggestions are left out: they are in the spans CSV). ``actions``: ``load`` when the
@@ -243,16 +246,18 @@ def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
     ``item_id`` the item's id (a document's later segments ``<id>#1``, ``<id>#2``...) and, with the items,
     ``src``, ``tgt`` (the systems shown), ``ref`` and the suggested ``error_spans``. ``user_id``: the session's
     external id (Prolific id, invited participant), else the evaluator's name, else the session id. ``item_i``:
-    the item's position in its items file (``welcome_<question>`` for a tutorial question, as Pearmut names
-    its tutorial items, which its results leave out). ``evalkit`` adds the session id and status, task,
-    question index, item id, check and the offsets' unit. Every session is included, as in the spans CSV.
+    the question's slot, i.e. the item's position in its items file (``welcome_<question>`` for a tutorial
+    question, as Pearmut names its tutorial items, which its results leave out). ``evalkit`` adds the session id
+    and status, task, question index, item id, check and the offsets' unit. Every session is included, as in the
+    spans CSV.
 
     ``items``: an :class:`~evalkit.items.ItemSet` for every task, ItemSets by task id (as
-    :func:`evalkit.analysis.items_of` gives them) or Items by item id. With them, offsets are UTF-16 units of the
-    output as Pearmut counts them (:func:`evalkit.spans.from_pearmut` with the text reads them back); without,
-    they are code points (``"offsets": "code points"``), and a document's trailing segments with no span and no
-    score of their own may be left out. DatasetError when an answer's item is not among the items given or no
-    longer fits its stored spans (the items file changed).
+    :func:`evalkit.analysis.items_of` gives them) or Items by item id. With them, offsets are Pearmut's character
+    indexes of the output (UTF-16 units, line breaks left out; :func:`evalkit.spans.from_pearmut` with the text
+    reads them back); without, they are code points (``"offsets": "code points"``), and a document's trailing
+    segments with no span and no score of their own may be left out. An answer whose item is not among the items
+    given, or no longer fits its stored spans (the items file changed), is written in code points with the reason
+    under ``evalkit.note``; the other lines are not affected.
     """
     find, orders = _finder(items), _scale_orders(store)
     sessions = {s.session_id: s for s in store.sessions()}
@@ -265,7 +270,12 @@ def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
             continue
         rows = sorted(spans.get((answer.session_id, answer.task, answer.question_index), []),
                       key=lambda r: (r["segment"], r["n"]))
-        item = find(answer.task, answer.item_ids[0]) if answer.item_ids else None
-        lines.append(json.dumps(_entry(answer, rows, sessions.get(answer.session_id), item,
-                                       orders.get(answer.task))) + "\n")
+        session, order = sessions.get(answer.session_id), orders.get(answer.task)
+        try:
+            item = find(answer.task, answer.item_ids[0]) if answer.item_ids else None
+            entry = _entry(answer, rows, session, item, order)
+        except DatasetError as exc:  # this answer's item is gone or changed: its line in code points, said why
+            entry = _entry(answer, rows, session, None, order)
+            entry["evalkit"]["note"] = str(exc)
+        lines.append(json.dumps(entry) + "\n")
     return "".join(lines)

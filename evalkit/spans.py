@@ -20,8 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FREE", "MISSING_TOKEN", "Expected", "Span", "SpanError", "char_f1", "check_spans", "expected_spans",
-           "from_pearmut", "from_utf16", "marked_text", "to_pearmut", "to_utf16", "unmet"]
+__all__ = ["FREE", "MISSING_TOKEN", "Expected", "Span", "SpanError", "Utf16Offsets", "char_f1", "check_spans",
+           "expected_spans", "from_pearmut", "from_pearmut_index", "from_utf16", "marked_text", "to_pearmut",
+           "to_pearmut_index", "to_utf16", "unmet"]
 
 #: The token after a text that an omission is marked on (``missing_token = true``): code point ``len(text)``.
 MISSING_TOKEN = "[missing]"
@@ -46,7 +47,8 @@ class Span:
 
     def describe(self) -> str:
         """``span 7-13 (minor)``: how messages name the span (the end as Pearmut writes it, inclusive)."""
-        return f"span {self.start}-{self.end - 1} ({self.severity}{', ' + self.category if self.category else ''})"
+        what = f"{self.severity}{', ' + self.category if self.category else ''}"
+        return f"span {self.start}-{self.end - 1} ({what[:60] + '…' if len(what) > 60 else what})"
 
 
 def _index(value: Any, what: str) -> int:
@@ -75,6 +77,36 @@ def from_utf16(text: str, offset: Any, *, missing_token: bool = False) -> int:
     raise SpanError(f"offset {offset} is past the end of the text ({units} UTF-16 units)")
 
 
+class Utf16Offsets:
+    """The code point of every UTF-16 offset of one text, computed once (a page sends many offsets into the same
+    output: converting each with :func:`from_utf16` walks the text again, which a hostile page sending thousands
+    could make cost seconds)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._points: dict[int, int] = {}
+        units = 0
+        for index, char in enumerate(text):
+            self._points[units] = index
+            units += 2 if ord(char) > 0xFFFF else 1
+        self._points[units] = len(text)
+        self.units = units
+
+    def code_point(self, offset: Any, *, missing_token: bool = False) -> int:
+        """As :func:`from_utf16`, in constant time."""
+        offset = _index(offset, "an offset")
+        point = self._points.get(offset)
+        if point is not None:
+            return point
+        if missing_token and offset == self.units + 1:
+            return len(self.text) + 1
+        if offset < 0:
+            raise SpanError(f"offset {offset} is before the start of the text")
+        if offset < self.units:
+            raise SpanError(f"offset {offset} falls inside character {self._points[offset - 1]} of the text")
+        raise SpanError(f"offset {offset} is past the end of the text ({self.units} UTF-16 units)"[:200])
+
+
 def to_utf16(text: str, index: int, *, missing_token: bool = False) -> int:
     """The UTF-16 offset of code point ``index`` of ``text`` (what a page's JavaScript indexes by); with
     ``missing_token``, ``len(text) + 1`` (the end of the [missing] token) is one past the text's units."""
@@ -85,12 +117,39 @@ def to_utf16(text: str, index: int, *, missing_token: bool = False) -> int:
     return index + sum(1 for char in text[:index] if ord(char) > 0xFFFF)
 
 
+def _pearmut_units(char: str) -> int:
+    """How many of Pearmut's character indexes ``char`` takes: a line break none (Pearmut draws it as ``<br>``, not
+    as a character), a character beyond the Basic Multilingual Plane two (JavaScript's ``split("")``), else one."""
+    return 0 if char == "\n" else 2 if ord(char) > 0xFFFF else 1
+
+
+def from_pearmut_index(text: str, index: int) -> int:
+    """The code point of ``text`` at Pearmut's character ``index`` (its ``start_i`` / ``end_i``: UTF-16 units
+    without the line breaks, which Pearmut draws as ``<br>``; ``utils.ts:contentToCharSpans``); an index inside
+    a character is its first code point's, past the end one per index (a check's tolerance may reach past its
+    text: Pearmut only compares numbers), so the [missing] token after the text is ``len(text)``."""
+    units = 0
+    for position, char in enumerate(text):
+        width = _pearmut_units(char)
+        if width and units + width > index:
+            return position
+        units += width
+    return len(text) + index - units
+
+
+def to_pearmut_index(text: str, index: int) -> int:
+    """Pearmut's character index of code point ``index`` of ``text`` (see :func:`from_pearmut_index`); one past the
+    text is the [missing] token's."""
+    head = text[:index]
+    return sum(_pearmut_units(char) for char in head) + max(0, index - len(text))
+
+
 def from_pearmut(span: Mapping[str, Any], text: str | None = None) -> Span:
     """A span in Pearmut's shape (``{"start_i": 0, "end_i": 5, "severity": "minor", "category": null}``, the end
     inclusive) as a :class:`Span`; SpanError when a key is missing or of the wrong type. Pearmut indexes a text by
-    JavaScript's ``split("")``, i.e. by UTF-16 units: with the ``text`` given, its offsets are converted to code
-    points (they differ after an emoji or another character beyond the Basic Multilingual Plane); ``end_i`` one
-    past the text's last unit is the [missing] token after it."""
+    JavaScript's ``split("")``, i.e. by UTF-16 units, leaving out line breaks: with the ``text`` given, its offsets
+    are converted to code points (:func:`from_pearmut_index`; they differ after an emoji or a line break); ``end_i``
+    one past the text's last index is the [missing] token after it."""
     if not isinstance(span, Mapping):
         raise SpanError(f"a span must be an object with start_i, end_i and severity, got {span!r}"[:200])
     missing = [key for key in ("start_i", "end_i", "severity") if key not in span]
@@ -103,7 +162,7 @@ def from_pearmut(span: Mapping[str, Any], text: str | None = None) -> Span:
     if category is not None and not isinstance(category, str):
         raise SpanError(f"category must be text or null, got {category!r}"[:200])
     if text is not None:
-        start, end = from_utf16(text, start, missing_token=True), from_utf16(text, end + 1, missing_token=True) - 1
+        start, end = from_pearmut_index(text, start), from_pearmut_index(text, end)
     return Span(start, end + 1, severity, category or None)
 
 

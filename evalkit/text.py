@@ -56,13 +56,13 @@ def join_title(title: str, suffix: str, sep: str = ": ") -> str:
 #: Characters Markdown (as Streamlit renders it) gives a meaning to: each is backslash-escaped by
 #: :func:`markdown_literal`, so an untrusted text inside a Markdown message shows as typed (no link, image,
 #: emphasis or HTML)
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&=])")
 
 
 def markdown_literal(text: str) -> str:
     """``text`` with every Markdown character escaped, for an untrusted text inside a Markdown message (Streamlit
     renders ``st.warning`` as Markdown): it shows as the characters typed, never as a link, an image or HTML."""
-    return _MARKDOWN.sub(r"\\\1", text.replace("\n", " "))
+    return _MARKDOWN.sub(r"\\\1", re.sub(r"[\r\n]+", " ", text))
 
 
 def strip_controls(text: str) -> str:

@@ -17,7 +17,6 @@ import pytest
 from evalkit.__main__ import main
 from evalkit.analysis import items_of
 from evalkit.config import open_study, study_summary
-from evalkit.datasets import DatasetError
 from evalkit.question import Question
 from evalkit.sampling import plan
 from evalkit.span_export import SPANS_CSV_COLUMNS, pearmut_jsonl, spans_csv
@@ -184,7 +183,7 @@ def test_the_pearmut_jsonl_in_utf16_with_the_items(tmp_path: Path) -> None:
     # a document: one entry per segment, the segment's own scores, the second scale beside the first
     assert [list(a) for a in doc["annotation"]] == [["mA"], ["mA"]]
     assert [a["mA"]["score"] for a in doc["annotation"]] == [40, 70]
-    assert [a["mA"]["scores"] for a in doc["annotation"]] == [{"fluency": 50}, {"fluency": 80}]
+    assert [a["mA"]["sliders"] for a in doc["annotation"]] == [{"fluency": 50}, {"fluency": 80}]
     assert [i["item_id"] for i in doc["item"]] == ["doc", "doc#1"] and doc["item"][0]["ref"] == "One."
     assert doc["annotation"][0]["mA"]["error_spans"] == [{"start_i": 7, "end_i": 9, "category": None,
                                                          "severity": "minor"}]
@@ -208,23 +207,30 @@ def test_without_the_items_offsets_are_code_points(tmp_path: Path) -> None:
     with open_store(tmp_path / "r.sqlite") as store:
         fill(store, config)
         _, esa, doc = (json.loads(line) for line in pearmut_jsonl(store).splitlines())
-        with pytest.raises(DatasetError, match="'tut1' is not among the items given"):
-            pearmut_jsonl(store, {"doc": open_study(config).item_sets[tmp_path / "mt.jsonl"].by_id("doc")})
+        # items given for one answer only: that line in Pearmut's indexes, the others in code points, said why
+        only = [json.loads(line) for line in pearmut_jsonl(
+            store, {"doc": open_study(config).item_sets[tmp_path / "mt.jsonl"].by_id("doc")}).splitlines()]
+    assert [x["evalkit"]["offsets"] for x in only] == ["code points", "code points", "pearmut"]
+    assert "'tut1' is not among the items given" in only[0]["evalkit"]["note"] and "note" not in only[2]["evalkit"]
     assert esa["evalkit"]["offsets"] == "code points" and esa["item"] == [{"item_id": "e1"}]
     assert [(s["start_i"], s["end_i"]) for s in esa["annotation"][0]["mA"]["error_spans"]] == [
         (4, 6), (17, 23), (len(TEXT), len(TEXT))]
     assert len(doc["annotation"]) == 2 and [i["item_id"] for i in doc["item"]] == ["doc", "doc#1"]
 
 
-def test_items_that_changed_since_are_refused(tmp_path: Path) -> None:
+def test_an_item_that_changed_since_is_written_in_code_points_with_the_reason(tmp_path: Path) -> None:
     config = study(tmp_path)
     with open_store(tmp_path / "r.sqlite") as store:
         fill(store, config)
         changed = [{"id": "e1", "src": "Der Hund.", "tgt": {"mA": "Short.", "mB": EVIL}}, *ITEMS[1:]]
         (tmp_path / "mt.jsonl").write_text("".join(json.dumps(x) + "\n" for x in changed), encoding="utf-8")
         changed_set = open_study(config).item_sets[tmp_path / "mt.jsonl"]
-        with pytest.raises(DatasetError, match="were the items changed"):
-            pearmut_jsonl(store, changed_set)
+        lines = [json.loads(line) for line in pearmut_jsonl(store, changed_set).splitlines()]
+        unchanged = [json.loads(line) for line in pearmut_jsonl(store).splitlines()]
+    e1 = [k for k, x in enumerate(lines) if x["evalkit"]["item_id"] == "e1"]
+    assert e1 and all("were the items changed" in lines[k]["evalkit"]["note"] for k in e1)
+    assert all(lines[k]["annotation"] == unchanged[k]["annotation"] for k in e1)  # the stored spans, code points
+    assert all("note" not in x["evalkit"] for k, x in enumerate(lines) if k not in e1)
 
 
 def test_both_backends(db_url: str, tmp_path: Path) -> None:
@@ -254,7 +260,8 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert capsys.readouterr().out == expected_csv
     assert main(["export", "pearmut", "--db", str(db), "--config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert out == expected_jsonl and out.isascii() and json.loads(out.splitlines()[1])["evalkit"]["offsets"] == "utf-16"
+    assert out == expected_jsonl and out.isascii()
+    assert json.loads(out.splitlines()[1])["evalkit"]["offsets"] == "pearmut"
     written = tmp_path / "annotations.jsonl"
     assert main(["export", "pearmut", "--db", str(db), "-o", str(written)]) == 0
     assert json.loads(written.read_text(encoding="utf-8").splitlines()[1])["evalkit"]["offsets"] == "code points"

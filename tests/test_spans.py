@@ -191,3 +191,41 @@ def test_pearmuts_esa_tutorial_expectations_read_as_pearmut_reads_them() -> None
     missing = items["deen_#_tutorial_#_5"]
     token = expected_spans(missing["validation"]["model-tutorial"]["error_spans"])[0]
     assert token.start == (len(missing["tgt"]["model-tutorial"]),) * 2  # the [missing] token after the text
+
+
+def test_pearmuts_indexes_leave_out_line_breaks_and_count_emoji_twice() -> None:
+    """Pearmut draws a line break as <br>, not as a character, and indexes by JavaScript's split(""): its index of
+    "cd" in "ab\ncd" is 2, of "x" after "👍\n" 2; the [missing] token is one past its last index."""
+    from evalkit.spans import from_pearmut_index, to_pearmut_index
+
+    text = "ab\ncd 👍\nx"
+    assert [to_pearmut_index(text, text.index(c)) for c in "abcdx"] == [0, 1, 2, 3, 7]
+    assert [from_pearmut_index(text, i) for i in (0, 1, 2, 3, 4, 5, 6, 7)] == [0, 1, 3, 4, 5, 6, 6, 8]
+    assert to_pearmut_index(text, len(text)) == 8 and from_pearmut_index(text, 8) == len(text)  # [missing]
+    assert from_pearmut({"start_i": 2, "end_i": 3, "severity": "minor"}, text) == Span(3, 5, "minor")
+    assert from_pearmut({"start_i": 8, "end_i": 8, "severity": "major"}, text) == Span(len(text), len(text) + 1,
+                                                                                        "major")
+    for start in range(len(text)):  # every span there and back
+        for end in range(start + 1, len(text) + 2):
+            if "\n" in text[start:start + 1] or "\n" in text[end - 1:end]:
+                continue  # (a span cannot start or end on a line break in Pearmut: it is not a character there)
+            there = {"start_i": to_pearmut_index(text, start), "end_i": to_pearmut_index(text, end) - 1,
+                     "severity": "minor"}
+            assert from_pearmut(there, text) == Span(start, end, "minor"), (start, end, there)
+
+
+def test_utf16_offsets_agree_with_from_utf16_everywhere() -> None:
+    from evalkit.spans import Utf16Offsets
+
+    offsets = Utf16Offsets(EMOJI)
+    units = len(EMOJI.encode("utf-16-le")) // 2
+    for offset in [*range(-2, units + 3), "3", None, True, 2.0]:
+        for token in (False, True):
+            try:
+                want = from_utf16(EMOJI, offset, missing_token=token)
+            except SpanError as exc:
+                with pytest.raises(SpanError) as got:
+                    offsets.code_point(offset, missing_token=token)
+                assert str(got.value).split(" ")[0] == str(exc).split(" ")[0]
+            else:
+                assert offsets.code_point(offset, missing_token=token) == want

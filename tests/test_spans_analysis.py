@@ -455,3 +455,39 @@ def test_blocks_notes_cite_their_methods(result) -> None:
     assert (first["system"], first["outputs"], first["items"], first["penalty per output"], first["per 100 words"]) \
         == ("x", 5, 3, "0.62", "22.14")
     assert set(result.charts()) == {"score_means:esa", "score_dist:esa", "spans_mqm:esa"}
+
+
+def test_pair_agreement_interval_is_the_naive_bootstrap() -> None:
+    """The vectorised bootstrap equals the plain loop over the same resamples: each resample takes units with
+    repetition, every pair's rows of a unit along; per pair the mean F1 (weighted by how often each unit was drawn)
+    and kappa of the summed table; averaged over pairs (a pair with no unit drawn left out); percentiles."""
+    rng = np.random.default_rng(1)
+    pair, unit, f1, counts = [], [], [], []
+    for p in range(3):
+        for u in rng.choice(6, size=4, replace=False):
+            pair.append(p)
+            unit.append(int(u))
+            f1.append(float(rng.random()))
+            both, first, second = (int(x) for x in rng.integers(0, 4, 3))
+            counts.append([both, first, second, 10])
+    res = stats.pair_agreement(pair, unit, f1, counts, resamples=300, seed=7)
+    units = sorted(set(unit))
+    draws = stats.bootstrap_indexes(len(units), 300, 7)
+    f1s, kappas = [], []
+    for draw in draws:
+        taken = [units[i] for i in draw]
+        per_f1, per_kappa = [], []
+        for p in range(3):
+            rows = [k for k in range(len(pair)) if pair[k] == p for _ in range(taken.count(unit[k]))]
+            if not rows:
+                continue
+            per_f1.append(np.mean([f1[k] for k in rows]))
+            table = np.sum([counts[k] for k in rows], axis=0)
+            kappa = stats.kappa_from_counts(*table)
+            if not math.isnan(kappa):
+                per_kappa.append(kappa)
+        f1s.append(np.mean(per_f1))
+        kappas.append(np.mean(per_kappa) if per_kappa else math.nan)
+    kappas = [k for k in kappas if not math.isnan(k)]
+    assert (res.f1_low, res.f1_high) == pytest.approx(tuple(np.percentile(f1s, [2.5, 97.5])))
+    assert (res.kappa_low, res.kappa_high) == pytest.approx(tuple(np.percentile(kappas, [2.5, 97.5])))

@@ -309,3 +309,57 @@ def _pearmut_config(tmp: Path, items: list[dict], ids: list[str]) -> Path:
     config = study(tmp, f"tutorial = {json.dumps(ids)}\nmissing_token = true", items=items, questions=1)
     config.write_text(config.read_text().replace('systems = ["mA", "mB"]', 'systems = ["model-tutorial"]'))
     return config
+
+
+# --------------------------------------------------------------------------- what a hostile page cannot do
+
+
+def test_a_flood_of_spans_or_actions_is_cheap_to_refuse(tmp_path: Path) -> None:
+    """Twenty thousand spans are refused before any is read; a log of a million actions keeps its last 2,000 (each
+    converted once per text, not by walking it); a score action's value beyond any float is dropped, not a crash."""
+    loaded, task = task_of(study(tmp_path))
+    question, item = question_for(loaded, task, "r0")
+    flood = [{"start": 0, "end": 1, "severity": "minor"}] * 20_000
+    with pytest.raises(SurveyError, match="more than 1000 spans on one output"):
+        parse_answer(task, question, item, sent(*flood))
+    actions = [{"t": 1, "action": "create", "output": 0, "segment": 0, "start": 0, "end": 3}] * 1_000_000
+    actions.append({"t": 5, "action": "score", "output": 0, "segment": 0, "scale": "quality", "value": 10**400})
+    answer = parse_answer(task, question, item, {**sent(), "actions": actions})
+    assert len(answer.actions) == 2000 and "value" not in answer.actions[-1]
+
+
+def test_the_server_decides_whether_a_suggestion_was_changed(tmp_path: Path) -> None:
+    loaded, task = task_of(study(tmp_path, "prefill = true"))
+    question, item = question_for(loaded, task, "r0")
+    lie = parse_answer(task, question, item, sent({"start": 11, "end": 17, "severity": "minor",
+                                                   "origin": "suggested-changed", "suggestion": 0}))
+    assert [r["origin"] for r in lie.rows] == ["suggested-kept"]  # unchanged: kept, whatever the page says
+
+
+def test_single_segment_questions_of_a_segment_scored_task_are_scored_once(tmp_path: Path) -> None:
+    """score_per = "segment" scores a document per segment; an item of one segment (e.g. a practice question) has
+    one score, as the widget sends it."""
+    loaded, task = task_of(study(tmp_path, 'score_per = "segment"\ntutorial = ["tut1"]'))
+    question, item = question_for(loaded, task, "r0")
+    answer = parse_answer(task, question, item, sent(score=60))
+    assert answer.scores == {"quality": [60]} and answer.segment_scores is None
+
+
+@pytest.mark.parametrize(("items", "extra", "message"), [
+    ([{**ITEMS[0], "error_spans": {"mA": [{"start_i": utf16(TEXT, len(TEXT)), "end_i": utf16(TEXT, len(TEXT)),
+                                           "severity": "minor"}]}}, *ITEMS[1:]],
+     "prefill = true", f"a suggested span of 'mA' does not fit this task: span {len(TEXT)}-{len(TEXT)} (minor) is not "
+                       "within the text's 25 characters"),
+    ([*ITEMS[:-1], {**ITEMS[-1], "check": {"expect": {"mA": {"score": 80}}}}], 'tutorial = ["tut1"]',
+     "\"score\" must be [low, high] or {scale: [low, high]}, got 80"),
+    ([*ITEMS[:-1], {**ITEMS[-1], "check": {"expect": {"mA": {}}}}], 'tutorial = ["tut1"]', "expects nothing"),
+    ([*ITEMS[:-1], {**ITEMS[-1], "check": {"expect": {"mA": {"error_spans": []}}}}], 'tutorial = ["tut1"]',
+     "expects nothing"),
+    (None, 'protocol = "mqm"\nseverities = ["Minor", "Major"]', "severity 'Minor' has no MQM weight"),
+])
+def test_studies_that_could_not_be_answered_are_refused(tmp_path: Path, items: Any, extra: str, message: str) -> None:
+    """A suggestion on the [missing] token of a task without one, a check expecting nothing or malformed, MQM
+    severities without weights: named when the study opens, not found by evaluators."""
+    with pytest.raises(ConfigError) as err:
+        open_study(study(tmp_path, extra, items=items))
+    assert message in str(err.value), str(err.value)

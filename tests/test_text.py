@@ -68,3 +68,21 @@ def test_csv_safe_touches_text_columns_only() -> None:
     back = pd.read_csv(io.StringIO(out.to_csv(index=False)))
     assert list(back["score"]) == [-3, 4, 5, -1] and back["score"].dtype.kind == "i"
     assert frame["name"].iloc[0] == "=1+1"  # the input is not changed
+
+
+@pytest.mark.parametrize("hostile", ["*walked*", "[link](javascript:alert(1))", "![img](http://x/y.png)", "<b>x</b>",
+                                     "x\r===", "a\n# heading", "`code`", "&lt;b&gt;", "1. list", "- item", "__u__",
+                                     "|a|b|\n|-|-|", "$x^2$", ":smile:", "~~gone~~"])
+def test_markdown_literal_shows_untrusted_text_as_typed(hostile: str) -> None:
+    """Rendered by a CommonMark implementation (Streamlit renders Markdown by CommonMark's rules), the escaped text is
+    one paragraph of the characters typed (line breaks as spaces): no emphasis, link, image, HTML, heading, list,
+    code or entity."""
+    import html
+
+    from markdown_it import MarkdownIt
+
+    from evalkit.text import markdown_literal
+
+    rendered = MarkdownIt("commonmark").render(markdown_literal(hostile)).strip()
+    shown = " ".join(hostile.replace("\r", "\n").split("\n"))
+    assert rendered == f"<p>{html.escape(shown, quote=False)}</p>", rendered

@@ -4,8 +4,9 @@ page), :func:`pending_feedback` and :func:`skip_tutorial` serve the page; a wron
 :class:`CheckFeedback`.
 
 Part of the task-kind framework: every kind's answer goes through :func:`evalkit.tasks.responses.save_answer`,
-which hands check questions to this module. May import :mod:`evalkit.question`, :mod:`evalkit.store` and
-:mod:`evalkit.tasks.base`. (:mod:`evalkit.checks` re-exports these names.)
+which hands check questions to this module. May import :mod:`evalkit.question`, :mod:`evalkit.spans` (a span
+check's expectations), :mod:`evalkit.store` and :mod:`evalkit.tasks.base`. (:mod:`evalkit.checks` re-exports these
+names.)
 """
 
 from __future__ import annotations

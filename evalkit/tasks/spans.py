@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..items import Segment
-from ..spans import FREE, Span, SpanError, check_spans, from_utf16, marked_text
+from ..spans import FREE, Span, SpanError, Utf16Offsets, check_spans, marked_text
 from .base import Common, ConfigError, SurveyError, Table
 from .itemsource import (
     ItemsSource,
@@ -56,16 +56,19 @@ MQM_CORE: Mapping[str, tuple[str, ...]] = {
     "Non-translation": (),
     "Other": (),
 }
-#: MQM weights (Freitag et al. 2021): per severity, and ``"severity:Category"`` for one category (its
-#: subcategories too); ``mqm_weights`` in the config overrides any of them
+#: MQM weights (Freitag et al. 2021, table 11: a minor punctuation error 0.1, a major non-translation 25): per
+#: severity, and ``"severity:Category"`` for one category (its subcategories too); ``mqm_weights`` in the config
+#: overrides any of them
 DEFAULT_WEIGHTS: Mapping[str, float] = {"neutral": 0.0, "minor": 1.0, "major": 5.0, "critical": 25.0,
-                                        "minor:Fluency/Punctuation": 0.1}
+                                        "minor:Fluency/Punctuation": 0.1, "major:Non-translation": 25.0}
 #: How a stored span came to be: made by the evaluator, or a suggestion kept as it was, changed, or deleted
 ORIGINS = ("added", "suggested-kept", "suggested-changed", "suggested-deleted")
 #: What the widget logs (``detail["actions"]``)
 ACTIONS = ("create", "change", "delete", "keep", "score")
 #: the most actions one answer's log keeps (a longer log is cut, the newest kept: it is a record, not the answer)
-MAX_ACTIONS = 5000
+MAX_ACTIONS = 2000
+#: the most spans one output segment may have (the page is refused beyond it)
+MAX_SPANS = 1000
 #: the keys 1..9 set the severities, so a task has at most nine
 MAX_SEVERITIES = 9
 _ESA_SCALE = [{"id": "quality", "label": "Quality", "type": "slider", "min": 0, "max": 100}]
@@ -132,8 +135,10 @@ def _weights(t: Table, severities: Sequence[str]) -> dict[str, float]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
             t.fail("mqm_weights", f"{key!r}: a weight is a number >= 0, got {value!r}")
         out[key] = float(value)
-    for severity in severities:
-        out.setdefault(severity, 1.0)
+    unweighted = [severity for severity in severities if severity not in out]
+    if unweighted and t.get("protocol", "esa") == "mqm":  # (ESA: such spans count 0 in the MQM score, said there)
+        t.fail("mqm_weights", f"severity {unweighted[0]!r} has no MQM weight: give it one, e.g. mqm_weights = "
+                              f"{{ {unweighted[0]} = 1 }} (the defaults weigh {', '.join(DEFAULT_WEIGHTS)})")
     return out
 
 
@@ -210,7 +215,7 @@ class SpansKind(OutputsKind):
                     for system, spans in segment.error_spans.items():
                         try:
                             check_spans(segment.outputs[system], spans, severities=task.severities,
-                                        categories=task.categories, missing_token=True)
+                                        categories=task.categories, missing_token=task.missing_token)
                         except SpanError as exc:
                             where = f"item {item.id!r} (line {item.line})" + (f", segment {k + 1}" if item.segments
                                                                               else "")
@@ -260,7 +265,7 @@ def _score(scale: Scale, value: Any) -> int:
     return value
 
 
-def _scores(task: SpansTask, value: Any, n: int, n_segments: int
+def _scores(task: SpansTask, value: Any, n: int, n_segments: int, per_segment: bool
             ) -> tuple[dict[str, list[float]], dict[str, list[list[int]]] | None]:
     raw = value if isinstance(value, Mapping) else {}
     if set(raw) != {s.id for s in task.scales}:
@@ -268,24 +273,24 @@ def _scores(task: SpansTask, value: Any, n: int, n_segments: int
         raise SurveyError(f"Please give every score ({', '.join(missing) or 'unknown scales were sent'}) before "
                           "continuing.")
     scores: dict[str, list[float]] = {}
-    per_segment: dict[str, list[list[int]]] = {}
+    segment_scores: dict[str, list[list[int]]] = {}
     for scale in task.scales:
         values = _list(raw[scale.id], n, "scores")
-        if task.score_per == "segment":
+        if per_segment:
             rows = [[_score(scale, v) for v in _list(row, n_segments, "segment scores")] for row in values]
-            per_segment[scale.id] = rows
+            segment_scores[scale.id] = rows
             scores[scale.id] = [sum(row) / len(row) for row in rows]  # a document's score: its segments' mean
         else:
             scores[scale.id] = [_score(scale, v) for v in values]
-    return scores, (per_segment if task.score_per == "segment" else None)
+    return scores, (segment_scores if per_segment else None)
 
 
-def _span_of(task: SpansTask, text: str, raw: Any) -> tuple[Span, str, Any]:
+def _span_of(task: SpansTask, offsets: Utf16Offsets, raw: Any) -> tuple[Span, str, Any]:
     """(span in code points, origin, suggestion index) of one span as the page sent it (UTF-16 offsets)."""
     if not isinstance(raw, Mapping):
         raise SpanError(f"not a span: {raw!r}"[:200])
-    start = from_utf16(text, raw.get("start"), missing_token=task.missing_token)
-    end = from_utf16(text, raw.get("end"), missing_token=task.missing_token)
+    start = offsets.code_point(raw.get("start"), missing_token=task.missing_token)
+    end = offsets.code_point(raw.get("end"), missing_token=task.missing_token)
     severity, category = raw.get("severity"), raw.get("category")
     if not isinstance(severity, str) or (category is not None and not isinstance(category, str)):
         raise SpanError("a span's severity and category must be text")
@@ -303,16 +308,21 @@ def _segment_rows(task: SpansTask, item: Item, system: str, k: int, s: int, segm
     kept: list[Span] = []
     rows: list[dict[str, Any]] = []
     used: set[int] = set()
-    for raw in _list(sent, None, "spans"):
-        span, origin, index = _span_of(task, text, raw)
+    sent = _list(sent, None, "spans")
+    if len(sent) > MAX_SPANS + len(offered):  # (refused before any is read: each costs a little)
+        raise SpanError(f"more than {MAX_SPANS} spans on one output")
+    offsets = Utf16Offsets(text)
+    for raw in sent:
+        span, origin, index = _span_of(task, offsets, raw)
         if origin != "added":
             if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(offered) or index in used:
-                raise SpanError(f"{span.describe()} says it is suggestion {index!r}, which this output does not have")
+                raise SpanError(f"{span.describe()} says it is suggestion {repr(index)[:20]}, which this output "
+                                "does not have")
             used.add(index)
             if origin == "suggested-deleted":
                 span = offered[index]  # stored as it was suggested
-            elif origin == "suggested-kept" and span != offered[index]:
-                origin = "suggested-changed"  # (the page's word is not taken: a kept suggestion is unchanged)
+            else:  # kept or changed: decided here, not by the page (a kept suggestion is the one suggested)
+                origin = "suggested-kept" if span == offered[index] else "suggested-changed"
         if origin != "suggested-deleted":
             kept.append(span)
         rows.append({"item_id": item.id, "segment": s, "system": system, "output": k, "start_char": span.start,
@@ -338,7 +348,8 @@ def _actions(task: SpansTask, item: Item, systems: Sequence[str], value: Any) ->
     (the log times the work; it is not the answer)."""
     out: list[dict[str, Any]] = []
     segments = segments_of(item)
-    scale_ids = {scale.id for scale in task.scales}
+    scales = {scale.id: scale for scale in task.scales}
+    offsets: dict[tuple[int, int], Utf16Offsets] = {}
     for raw in (value if isinstance(value, list) else [])[-MAX_ACTIONS:]:
         if not isinstance(raw, Mapping) or raw.get("action") not in ACTIONS:
             continue
@@ -349,14 +360,15 @@ def _actions(task: SpansTask, item: Item, systems: Sequence[str], value: Any) ->
         entry: dict[str, Any] = {"t": t, "action": raw["action"], "output": k, "segment": s}
         if raw["action"] == "score":  # the scale and the value it was moved to (not the answer: that is "scores")
             scale, moved = raw.get("scale"), raw.get("value")
-            if isinstance(scale, str) and scale in scale_ids and isinstance(moved, int | float) \
-                    and not isinstance(moved, bool) and math.isfinite(moved):
-                entry.update(scale=scale, value=moved)
+            if isinstance(scale, str) and scale in scales and isinstance(moved, int | float) \
+                    and not isinstance(moved, bool) and scales[scale].low <= moved <= scales[scale].high:
+                entry.update(scale=scale, value=moved)  # (NaN fails the comparison; a huge int is refused by it)
         else:
-            text = segments[s].outputs[systems[k]]
+            if (k, s) not in offsets:
+                offsets[(k, s)] = Utf16Offsets(segments[s].outputs[systems[k]])
             try:
-                entry["start"] = from_utf16(text, raw.get("start"), missing_token=True)
-                entry["end"] = from_utf16(text, raw.get("end"), missing_token=True)
+                entry["start"] = offsets[(k, s)].code_point(raw.get("start"), missing_token=True)
+                entry["end"] = offsets[(k, s)].code_point(raw.get("end"), missing_token=True)
             except SpanError:
                 continue
             for key in ("severity", "category"):
@@ -385,7 +397,9 @@ def parse_answer(task: SpansTask, question: Question, item: Item, value: Any) ->
                 where += f", segment {s + 1}" if len(segments) > 1 else ""
                 raise SurveyError(f"A marked error on {where.replace('the the', 'the')} cannot be saved: {exc}.") \
                     from None
-    scores, segment_scores = _scores(task, value.get("scores"), len(systems), len(segments))
+    # (a single-segment item of a score_per = "segment" task, e.g. a practice question, is scored once)
+    scores, segment_scores = _scores(task, value.get("scores"), len(systems), len(segments),
+                                     task.score_per == "segment" and bool(item.segments))
     confirmed = value.get("confirmedNoSpans") is True
     answer = SpansAnswer(rows, scores, segment_scores, _actions(task, item, systems, value.get("actions")), confirmed)
     if task.min_score_without_spans is not None and not confirmed:

@@ -126,7 +126,12 @@ def test_spans_widget_mouse_keyboard_touch(start_app, browser, tmp_path, width: 
 
         # the keyboard only: Tab into the text, the caret (on a character) to the "q" of "quickly", Shift+arrows
         # to its "y", "2" (major)
-        text.focus()
+        page.get_by_test_id("evalkit-next").focus()  # (from after the text: Shift+Tab back into it, keys only)
+        for _ in range(40):
+            page.keyboard.press("Shift+Tab")
+            if text.evaluate("e => e.getRootNode().activeElement === e"):
+                break
+        assert text.evaluate("e => e.getRootNode().activeElement === e"), "Tab never reached the text"
         page.keyboard.press("Home")
         quickly = TEXT.index("quickly")
         for _ in range(_grapheme(quickly)):
