@@ -346,6 +346,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .tasks.form_analysis import forms_csv
 
     items = items_of(open_study(args.config)) if args.config and args.what == "pearmut" else None
+    if args.what == "pearmut" and items is None:  # (said, not silent: the file then differs from the page's)
+        print("note: without --config the offsets are code points, not Pearmut's (they differ after an emoji or a "
+              "line break), and the lines hold no texts; give the study's config to write Pearmut's",
+              file=sys.stderr)
     store = _open_db(args.db)
     try:
         if args.what == "forms":

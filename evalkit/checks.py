@@ -279,13 +279,19 @@ def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[st
         if system not in item.outputs:
             raise ConfigError(f"{where}: 'expect' names system {system!r}, which the item has no output of "
                               f"({', '.join(item.outputs)})")
-        extra = sorted(set(rule) - {"score", "error_spans"}) if isinstance(rule, dict) else ["(not an object)"]
+        extra = sorted(set(rule) - {"score", "error_spans", "extra_spans"}) if isinstance(rule, dict) else [
+            "(not an object)"]
         if extra:
-            raise ConfigError(f"{where}: 'expect' of {system!r}: {extra[0]!r} is not known (score, error_spans)")
+            raise ConfigError(f"{where}: 'expect' of {system!r}: {extra[0]!r} is not known (score, error_spans, "
+                              "extra_spans)")
+        allow_extra = rule.get("extra_spans", True)
+        if not isinstance(allow_extra, bool):
+            raise ConfigError(f"{where}: 'expect' of {system!r}: \"extra_spans\" must be true or false")
         score = rule.get("score")
-        if score is None and not rule.get("error_spans"):
+        if score is None and not rule.get("error_spans") and allow_extra:
             raise ConfigError(f"{where}: 'expect' of {system!r} expects nothing: give a \"score\" range or the "
-                              "\"error_spans\" to be marked (an empty list asks for nothing, as in Pearmut)")
+                              "\"error_spans\" to be marked (an empty list asks for nothing, as in Pearmut; with "
+                              "\"extra_spans\": false, for no span at all)")
         if score is not None and not isinstance(score, list | dict):
             raise ConfigError(f"{where}: 'expect' of {system!r}: \"score\" must be [low, high] or "
                               f"{{scale: [low, high]}}, got {score!r}"[:300])
@@ -319,7 +325,7 @@ def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[st
                 spans.append({"start_i": start, "end_i": end, "severity": exp.severity, "category": exp.category})
         except SpanError as exc:
             raise ConfigError(f"{where}: 'expect' of {system!r}: error_spans: {exc}") from None
-        out[system] = {"score": ranges, "error_spans": spans}
+        out[system] = {"score": ranges, "error_spans": spans, "extra_spans": allow_extra}
     return out
 
 

@@ -60,6 +60,12 @@ def span(session: str, index: int, item: str, system: str, start: int, end: int,
             "2026-01-01T00:00:00Z"]
 
 
+def mqm_note(res: spans_analysis.SpansResult) -> str:
+    """The note under the MQM table, as the results page shows it."""
+    [block] = [b for b in res.blocks() if b.heading == "MQM score per system"]
+    return block.note
+
+
 def evaluations(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
 
@@ -176,7 +182,7 @@ def test_the_weights_take_the_most_specific_key_and_the_task_overrides_them(item
     assert res.mqm.set_index("system").loc["y", "penalty"] == pytest.approx(21 / 5)
     odd = spans_frame([span("e1", 0, "i1", "x", 0, 3, "cosmetic")])
     res = spans_analysis.results(study_answers(), TASK, TaskContext(Options(), items, "", None, odd))
-    assert res.unweighted == ["cosmetic"] and "cosmetic" in res._mqm_note()
+    assert res.unweighted == ["cosmetic"] and "cosmetic" in mqm_note(res)
     assert res.mqm.set_index("system").loc["x", "penalty"] == 0
 
 
@@ -235,7 +241,7 @@ def test_systems_are_ranked_by_holm_corrected_paired_tests() -> None:
     assert r.loc["a", "better_than"] == "b, c" and r.loc["c", "better_than"] == ""
     assert r["value"].to_dict() == {"a": 0, "b": 1, "c": 5}
     # without the items file: no words, so no score per 100 words, and the note says why
-    assert res.mqm["per_100_words"].isna().all() and "items file" in res._mqm_note()
+    assert res.mqm["per_100_words"].isna().all() and "items file" in mqm_note(res)
     # one evaluator: no agreement, and the table says why
     assert res.agreement["value"].isna().all()
     assert "only one evaluator has annotated" in res.agreement["note"].iloc[0]
@@ -491,3 +497,32 @@ def test_pair_agreement_interval_is_the_naive_bootstrap() -> None:
     kappas = [k for k in kappas if not math.isnan(k)]
     assert (res.f1_low, res.f1_high) == pytest.approx(tuple(np.percentile(f1s, [2.5, 97.5])))
     assert (res.kappa_low, res.kappa_high) == pytest.approx(tuple(np.percentile(kappas, [2.5, 97.5])))
+
+
+def test_suggestions_left_unreviewed_are_their_own_share_and_count_as_errors(items) -> None:
+    """Two answers on y: one suggestion confirmed (kept), one left as suggested (not reviewed), one deleted: a third
+    each; the unreviewed one is an error in the counts, as the kept one is."""
+    ev = evaluations([answer(1, "e1", 0, ["y"], "i1", [60]), answer(2, "e2", 0, ["y"], "i1", [70]),
+                      answer(3, "e3", 0, ["y"], "i1", [80])])
+    spans = spans_frame([span("e1", 0, "i1", "y", 2, 5, "major", "Accuracy/Mistranslation", "suggested-kept"),
+                         span("e2", 0, "i1", "y", 2, 5, "major", "Accuracy/Mistranslation", "suggested-unreviewed"),
+                         span("e3", 0, "i1", "y", 2, 5, "major", "Accuracy/Mistranslation", "suggested-deleted")])
+    res = spans_analysis.results(ev, TASK, TaskContext(Options(), items, "", None, spans))
+    e = res.esa_ai.set_index("system")
+    assert e.loc["y", ["suggestions", "kept", "unreviewed", "deleted"]].tolist() == [3, 1, 1, 1]
+    assert e.loc["y", ["kept_share", "unreviewed_share", "deleted_share"]].tolist() == pytest.approx([1 / 3] * 3)
+    errors = res.errors.set_index(["system", "severity"])["count"]
+    assert errors.loc[("y", "major")] == 2
+
+
+def test_the_mqm_note_lists_the_weights_the_task_can_use(items) -> None:
+    """An ESA task (no categories) is not told MQM's punctuation and non-translation weights; an MQM task is."""
+    ev = evaluations([answer(1, "e1", 0, ["y"], "i1", [60])])
+    spans = spans_frame([span("e1", 0, "i1", "y", 2, 5, "major")])
+    esa = {**TASK, "protocol": "esa", "categories": None, "severities": ["minor", "major"]}
+    note = mqm_note(spans_analysis.results(ev, esa, TaskContext(Options(), items, "", None, spans)))
+    assert "minor 1, major 5" in note and "Punctuation" not in note and "critical" not in note
+    mqm = {**TASK, "categories": {"Fluency": ["Punctuation"], "Accuracy": ["Mistranslation"]},
+           "severities": ["minor", "major"]}
+    note = mqm_note(spans_analysis.results(ev, mqm, TaskContext(Options(), items, "", None, spans)))
+    assert "minor:Fluency/Punctuation 0.1" in note and "Non-translation" not in note

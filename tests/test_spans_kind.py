@@ -132,8 +132,14 @@ def test_offsets_after_an_emoji_and_suggestions(tmp_path: Path) -> None:
         {"start": 11, "end": 17, "severity": "minor", "origin": "suggested-deleted", "suggestion": 0}))
     assert [(r["start_char"], r["end_char"], r["text"], r["origin"]) for r in answer.rows] == [
         (4, 7, "dog", "added"), (walked, walked + 6, "walked", "suggested-deleted")]
-    # a suggestion the page never mentions is kept as suggested; one sent back as kept but moved is "changed"
-    kept = parse_answer(task, question, item, sent())
+    # a suggestion the page never mentions, or says it left alone, stays as suggested, not reviewed; one sent back
+    # as kept but moved is "changed"
+    for value in (sent(), sent({"start": 11, "end": 17, "severity": "minor", "origin": "suggested-unreviewed",
+                                "suggestion": 0})):
+        untouched = parse_answer(task, question, item, value)
+        assert [(r["text"], r["origin"]) for r in untouched.rows] == [("walked", "suggested-unreviewed")]
+    kept = parse_answer(task, question, item, sent({"start": 11, "end": 17, "severity": "minor",
+                                                    "origin": "suggested-kept", "suggestion": 0}))
     assert [(r["text"], r["origin"]) for r in kept.rows] == [("walked", "suggested-kept")]
     moved = parse_answer(task, question, item, sent({"start": 11, "end": 25, "severity": "minor",
                                                      "origin": "suggested-kept", "suggestion": 0}))
@@ -248,8 +254,8 @@ def test_a_tutorial_expecting_spans_says_what_is_missing(tmp_path: Path) -> None
         session = store.create_session(study_version="v")
         with pytest.raises(CheckFeedback) as wrong:
             record_spans(store, session, task, tut, item, {"spans": [[[]]], "scores": {"quality": [50]}}, 10)
-        assert wrong.value.problems == (("A", 'a minor error on "walked" is not marked yet.'),
-                                        ("A", "The score should be between 75 and 85 (yours: 50)."))
+        assert wrong.value.problems == (("", 'a minor error on "walked" is not marked yet.'),  # one output: no label
+                                        ("", "The score should be between 75 and 85 (yours: 50)."))
         assert store.answers() == []
         walked = {"start": text.index("walked"), "end": text.index("walked") + 6, "severity": "minor"}
         answer = record_spans(store, session, task, tut, item, {"spans": [[[walked]]], "scores": {"quality": [80]}},
@@ -363,3 +369,25 @@ def test_studies_that_could_not_be_answered_are_refused(tmp_path: Path, items: A
     with pytest.raises(ConfigError) as err:
         open_study(study(tmp_path, extra, items=items))
     assert message in str(err.value), str(err.value)
+
+
+def test_a_check_can_forbid_spans_it_does_not_expect(tmp_path: Path) -> None:
+    """Pearmut allows any extra span; ``"extra_spans": false`` (evalkit's) makes a practice question that says "mark
+    nothing here" or "delete the wrong suggestion" mean it, and names the span that should not be there."""
+    strict = {"id": "tut1", "src": "Der Hund ist rausgerannt.", "tgt": {"mA": "The dog ran outside."},
+              "check": {"expect": {"mA": {"score": [90, 100], "error_spans": [], "extra_spans": False}},
+                        "feedback": "This translation is right: mark nothing."}}
+    loaded, task = task_of(study(tmp_path, 'tutorial = ["tut1"]', items=[*ITEMS[:-1], strict]))
+    tut = next(q for q in plan(loaded.study, loaded.pools, 5, items=loaded.item_sets) if q.check)
+    item = loaded.item_sets[task.source.items].by_id("tut1")
+    with open_store(tmp_path / "r.sqlite") as store:
+        session = store.create_session(study_version="v")
+        with pytest.raises(CheckFeedback) as wrong:
+            record_spans(store, session, task, tut, item, {"spans": [[[{"start": 4, "end": 7, "severity": "minor"}]]],
+                                                           "scores": {"quality": [95]}}, 10)
+        assert wrong.value.problems == (("", '"dog" is marked, but is not an error here.'),)
+        answer = record_spans(store, session, task, tut, item, {"spans": [[[]]], "scores": {"quality": [95]}}, 10)
+        assert answer.check == "tutorial" and store.spans() == []
+    with pytest.raises(ConfigError, match='"extra_spans" must be true or false'):
+        bad = {**strict, "check": {"expect": {"mA": {"score": [90, 100], "extra_spans": "no"}}}}
+        open_study(study(tmp_path / "b", 'tutorial = ["tut1"]', items=[*ITEMS[:-1], bad]))

@@ -77,17 +77,25 @@ def calm_errors(page: str) -> Iterator[None]:
                  "continue where you left off.")
 
 
-def flash(kind: str, message: str) -> None:
-    """Queue a message for the next run (callbacks cannot render)."""
-    st.session_state["_flash"] = (kind, message)
+def flash(kind: str, message: str, plain: str | None = None) -> None:
+    """Queue a message for the next run (callbacks cannot render): ``message`` in Markdown, ``plain`` the same words
+    as plain text (for a custom component, which shows text, never Markdown); default ``message``."""
+    st.session_state["_flash"] = (kind, message, message if plain is None else plain)
 
 
 def show_flash() -> None:
     """Render and clear the queued message, if any."""
     item = st.session_state.pop("_flash", None)
     if item:
-        kind, message = item
+        kind, message = item[0], item[1]
         {"error": st.error, "warning": st.warning, "info": st.info, "success": st.success}[kind](message)
+
+
+def take_flash() -> tuple[str, str] | None:
+    """Clear the queued message and return it as (kind, plain text), for a widget that shows it itself (the span
+    widget, right above its "Next"); None when there is none."""
+    item = st.session_state.pop("_flash", None)
+    return (item[0], item[2] if len(item) > 2 else item[1]) if item else None
 
 
 def feedback_text(feedback: CheckFeedback) -> str:
@@ -98,12 +106,20 @@ def feedback_text(feedback: CheckFeedback) -> str:
     return f"**Not quite.** {feedback.feedback} {then}{lines}"
 
 
+def feedback_plain(feedback: CheckFeedback) -> str:
+    """:func:`feedback_text` as plain text, one line per problem (for a widget that sets text, never Markdown)."""
+    then = ("Change your answer and try again, or skip this practice question below." if feedback.skippable
+            else "Please change your answer and try again.")
+    lines = "".join(f"\n• {label + ': ' if label else ''}{line}" for label, line in feedback.problems)
+    return f"Not quite. {feedback.feedback} {then}{lines}"
+
+
 def safe_save(save: Callable[[], Any]) -> None:
     """Run a save from a callback: evaluator mistakes become a message, never a traceback."""
     try:
         save()
     except CheckFeedback as exc:  # a wrong try at a check question with feedback: stored as a try, shown here
-        flash("warning", feedback_text(exc))
+        flash("warning", feedback_text(exc), feedback_plain(exc))
     except SurveyError as exc:  # an answer missing or incomplete: yellow (docs: evaluator-screens.md "Messages")
         flash("warning", str(exc))
     except AnswerConflict:

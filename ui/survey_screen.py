@@ -15,7 +15,7 @@ import streamlit as st
 from evalkit.checks import pending_feedback, skip_tutorial
 from evalkit.survey import pause_due, pause_text, progress_label
 
-from .errors import calm_errors, feedback_text, flash, safe_save
+from .errors import calm_errors, feedback_plain, feedback_text, flash, safe_save
 from .session import Context, dismissed_pause, enter
 
 #: The callout above a practice question (a task's ``tutorial``): the one thing that sets it apart
@@ -95,7 +95,7 @@ def _question_fragment(block: str, first: list[Context], renderer: Renderers) ->
             pending = pending_feedback(ctx.store, ctx.session, question)  # from the stored tries: survives a reload
             if pending is not None:
                 if "_flash" not in st.session_state:
-                    flash("warning", feedback_text(pending))
+                    flash("warning", feedback_text(pending), feedback_plain(pending))
                 offer_skip = pending.skippable
         renderer(ctx.step.kind)(ctx)
         if offer_skip and question is not None:

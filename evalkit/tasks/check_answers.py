@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..question import CheckSpec, Question, question_columns
-from ..spans import Span, expected_spans, unmet
+from ..spans import Span, expected_spans, marked_text, unmet
 from .base import SurveyError
 
 if TYPE_CHECKING:
@@ -39,21 +39,28 @@ class CheckFeedback(SurveyError):
 
 
 def span_problems(spec: CheckSpec, question: Question, detail: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What a span check's answer misses, as ``(output label, line)``: each expected span not marked (Pearmut's
-    rule: an expected span is met by any marked span within its bounds; extra spans are allowed) and each score
-    outside its range. Empty: the answer meets the check."""
+    """What a span check's answer misses, as ``(output label, line)`` (the label "" when the question shows one
+    output): each expected span not marked (Pearmut's rule: an expected span is met by any marked span within its
+    bounds; extra spans are allowed unless the expectation says ``"extra_spans": false``, then each span that meets
+    no expectation is named), and each score outside its range. Empty: the answer meets the check."""
     want = json.loads(spec.want)
     given = detail.get("spans", {})
     scores = detail.get("scores", {})
     out: list[tuple[str, str]] = []
     for k, system in enumerate(question.sources):
-        label = question.labels[k]
+        label = question.labels[k] if len(question.sources) > 1 else ""
         if system not in want:
             continue
         expect = want[system]
         marked = [Span(int(a), int(b), str(sev), cat) for a, b, sev, cat in given.get(system, [])]
-        for miss in unmet(expected_spans(expect.get("error_spans", [])), marked):
+        expected = expected_spans(expect.get("error_spans", []))
+        for miss in unmet(expected, marked):
             out.append((label, f"{miss.describe(question.texts[k])} is not marked yet."))
+        if not expect.get("extra_spans", True):  # evalkit's addition: only the expected spans may be marked
+            for span in marked:
+                if not any(e.matches(span) for e in expected):
+                    out.append((label, f"\"{marked_text(question.texts[k], span)}\" is marked, but is not an "
+                                       "error here."))
         for scale, bounds in (expect.get("score") or {}).items():
             values = scores.get(scale) or [None] * len(question.sources)
             value = values[k] if k < len(values) else None

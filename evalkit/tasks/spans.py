@@ -61,8 +61,9 @@ MQM_CORE: Mapping[str, tuple[str, ...]] = {
 #: overrides any of them
 DEFAULT_WEIGHTS: Mapping[str, float] = {"neutral": 0.0, "minor": 1.0, "major": 5.0, "critical": 25.0,
                                         "minor:Fluency/Punctuation": 0.1, "major:Non-translation": 25.0}
-#: How a stored span came to be: made by the evaluator, or a suggestion kept as it was, changed, or deleted
-ORIGINS = ("added", "suggested-kept", "suggested-changed", "suggested-deleted")
+#: How a stored span came to be: made by the evaluator, or a suggestion kept as it was (confirmed), changed, deleted,
+#: or left as suggested without a decision (unreviewed: it counts as an error, as a kept one does)
+ORIGINS = ("added", "suggested-kept", "suggested-changed", "suggested-deleted", "suggested-unreviewed")
 #: What the widget logs (``detail["actions"]``)
 ACTIONS = ("create", "change", "delete", "keep", "score")
 #: the most actions one answer's log keeps (a longer log is cut, the newest kept: it is a record, not the answer)
@@ -321,19 +322,21 @@ def _segment_rows(task: SpansTask, item: Item, system: str, k: int, s: int, segm
             used.add(index)
             if origin == "suggested-deleted":
                 span = offered[index]  # stored as it was suggested
-            else:  # kept or changed: decided here, not by the page (a kept suggestion is the one suggested)
-                origin = "suggested-kept" if span == offered[index] else "suggested-changed"
+            elif span != offered[index]:  # changed: decided here, not by the page (kept is what was suggested)
+                origin = "suggested-changed"
+            elif origin == "suggested-changed":
+                origin = "suggested-kept"  # (said changed, sent unchanged: kept, as the evaluator saw it)
         if origin != "suggested-deleted":
             kept.append(span)
         rows.append({"item_id": item.id, "segment": s, "system": system, "output": k, "start_char": span.start,
                      "end_char": span.end, "severity": span.severity, "category": span.category,
                      "text": marked_text(text, span), "origin": origin})
-    for index in set(range(len(offered))) - used:  # a suggestion the page did not mention stays as suggested
+    for index in set(range(len(offered))) - used:  # a suggestion the page did not mention: not reviewed
         span = offered[index]
         kept.append(span)
         rows.append({"item_id": item.id, "segment": s, "system": system, "output": k, "start_char": span.start,
                      "end_char": span.end, "severity": span.severity, "category": span.category,
-                     "text": marked_text(text, span), "origin": "suggested-kept"})
+                     "text": marked_text(text, span), "origin": "suggested-unreviewed"})
     check_spans(text, kept, severities=task.severities, categories=task.categories, missing_token=task.missing_token)
     deleted = [r for r in rows if r["origin"] == "suggested-deleted"]
     rows = sorted((r for r in rows if r["origin"] != "suggested-deleted"), key=lambda r: (r["start_char"],

@@ -81,7 +81,7 @@ ACTION_GAP_CAP_MS = 120_000
 #: The actions of a widget's log that act on a span (``score`` is the other).
 SPAN_ACTIONS = ("create", "change", "delete", "keep")
 DELETED = "suggested-deleted"
-SUGGESTED = ("suggested-kept", "suggested-changed", DELETED)
+SUGGESTED = ("suggested-kept", "suggested-changed", DELETED, "suggested-unreviewed")
 
 ERRORS_NOTE = (
     "The spans the evaluators ended with, per severity (a suggested span they deleted is not an error); per output "
@@ -116,8 +116,9 @@ AGREEMENT_NOTE = (
     "seed {seed}. The scores' agreement is Krippendorff's alpha above (Krippendorff 2011).")
 ESA_AI_NOTE = (
     "ESA-AI (Zouhar et al. 2025, 'AI-Assisted Human Evaluation of Machine Translation'): what the evaluators did "
-    "with the suggested spans shown: kept unchanged (with those left undecided at submission), changed (severity, "
-    "category or extent) or deleted, as shares of the suggestions; added: spans they marked themselves (per "
+    "with the suggested spans shown: kept (confirmed unchanged), changed (severity, category or extent), deleted, "
+    "or not reviewed (left as suggested at submission: they count as errors, as kept ones do), as shares of the "
+    "suggestions; added: spans they marked themselves (per "
     "output: over the outputs annotated). Shares without intervals: the suggestions of one output are not "
     "independent.")
 TIME_NOTE = (
@@ -132,8 +133,8 @@ MQM_COLUMNS = ["system", "outputs", "items", "penalty", "low", "high", "word_ite
 RANK_COLUMNS = ["measure", "system", "value", "rank", "better_than"]
 PAIR_COLUMNS = ["pair", "first", "second", "n", "mean_diff", "hodges_lehmann", "w_plus", "p_value", "p_holm"]
 AGREEMENT_COLUMNS = ["measure", "value", "low", "high", "pairs", "units", "evaluators", "note"]
-ESA_AI_COLUMNS = ["system", "outputs", "suggestions", "kept", "changed", "deleted", "kept_share", "changed_share",
-                  "deleted_share", "added", "added_per_output"]
+ESA_AI_COLUMNS = ["system", "outputs", "suggestions", "kept", "changed", "deleted", "unreviewed", "kept_share",
+                  "changed_share", "deleted_share", "unreviewed_share", "added", "added_per_output"]
 TIME_COLUMNS = ["system", "outputs", "span_seconds", "spans", "seconds_per_span", "segment_seconds", "segments",
                 "seconds_per_segment"]
 
@@ -225,9 +226,9 @@ class SpansResult(ResultDefaults):
             e = self.esa_ai
             out.append(Block("ESA-AI: suggested spans kept, changed and deleted", e.assign(**{
                 "kept %": e["kept_share"].map(fmt_pct), "changed %": e["changed_share"].map(fmt_pct),
-                "deleted %": e["deleted_share"].map(fmt_pct),
+                "deleted %": e["deleted_share"].map(fmt_pct), "not reviewed %": e["unreviewed_share"].map(fmt_pct),
                 "added per output": e["added_per_output"].map(fmt_num)})[
-                ["system", "outputs", "suggestions", "kept %", "changed %", "deleted %", "added",
+                ["system", "outputs", "suggestions", "kept %", "changed %", "deleted %", "not reviewed %", "added",
                  "added per output"]], ESA_AI_NOTE))
         elif self.prefill:
             out.append(Block("ESA-AI: suggested spans kept, changed and deleted", None,
@@ -435,8 +436,14 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
     severities = list(dict.fromkeys([*(str(s) for s in task.get("severities") or []),
                                      *sorted(set(kept["severity"]))]))
     segments = _segments(outputs, spans, context)
+    # the weights the note lists: those this task can use (its severities; a category weight only with categories,
+    # of a category of its taxonomy): an ESA study's note does not list MQM's punctuation weight
+    taxonomy = task.get("categories")
+    usable = {key: w for key, w in weights.items() if key.partition(":")[0] in severities and (
+        ":" not in key or taxonomy == "free" or (isinstance(taxonomy, Mapping)
+                                                  and key.partition(":")[2].partition("/")[0] in taxonomy))}
     common = {"task": task_id, "title": task.get("title", task_id), "protocol": str(task.get("protocol", "esa")),
-              "score": score, "severities": severities, "weights": weights, "options": options,
+              "score": score, "severities": severities, "weights": usable, "options": options,
               "n_answers": len(rows), "outputs_per_question": int(task.get("outputs_per_question", 1) or 1),
               "prefill": bool(task.get("prefill")), "systems": systems}
     if context.spans is None:
@@ -682,13 +689,13 @@ def _esa_ai(outputs: pd.DataFrame, spans: pd.DataFrame, systems: list[str], pref
         if not n_out[s]:
             continue
         mine = origin[sys == s]
-        kept, changed, deleted = (int((mine == o).sum()) for o in SUGGESTED)
-        added, shown = int((mine == "added").sum()), kept + changed + deleted
-        kept_share, changed_share, deleted_share = (x / shown if shown else math.nan for x in (kept, changed, deleted))
+        kept, changed, deleted, unreviewed = (int((mine == o).sum()) for o in SUGGESTED)
+        added, shown = int((mine == "added").sum()), kept + changed + deleted + unreviewed
+        shares = [x / shown if shown else math.nan for x in (kept, changed, deleted, unreviewed)]
         rows.append({"system": system, "outputs": int(n_out[s]), "suggestions": shown, "kept": kept,
-                     "changed": changed, "deleted": deleted, "kept_share": kept_share,
-                     "changed_share": changed_share, "deleted_share": deleted_share, "added": added,
-                     "added_per_output": added / n_out[s]})
+                     "changed": changed, "deleted": deleted, "unreviewed": unreviewed, "kept_share": shares[0],
+                     "changed_share": shares[1], "deleted_share": shares[2], "unreviewed_share": shares[3],
+                     "added": added, "added_per_output": added / n_out[s]})
     frame = pd.DataFrame(rows, columns=ESA_AI_COLUMNS)
     return frame if frame["suggestions"].sum() or prefill else frame.iloc[0:0]
 

@@ -5,14 +5,15 @@ evaluator's error spans, the scales and "Next".
 Marking, changing and deleting spans happens in the browser: nothing reruns on the server until "Next", which
 sends the question's spans, scores and action log as one trigger value. Its callback hands them to
 :func:`evalkit.tasks.spans.record_spans`, which checks everything again (the browser is not trusted) and stores
-the answer with its spans in one transaction; a refused answer is said (and the widget can send again), nothing
-stored.
+the answer with its spans in one transaction; a refused answer is said inside the widget, above its "Next" (and the
+widget can send again), nothing stored.
 
 Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,16 @@ def render(ctx: ui.Context) -> None:
         if not stored:
             st.session_state[refused_key] = st.session_state.get(refused_key, 0) + 1
 
-    SPANS(key=widget, data=widget_data(task, question, item, prefix, st.session_state.get(refused_key, 0)),
-          on_submit_change=submit)
-    ui.show_flash()
+    data = widget_data(task, question, item, prefix, st.session_state.get(refused_key, 0))
+    # the refusal, the practice feedback, the "are you sure": in the widget, right above its "Next", where the
+    # evaluator is looking (plain text, shown as text)
+    message = ui.take_flash()
+    if message is not None:
+        data.update(serverKind=message[0], serverMessage=message[1])
+    # the widget keeps unsent marks across a refresh of the page under this key (per session and question; the
+    # token itself is not sent to the browser's storage)
+    data["stateKey"] = hashlib.sha256(f"{ctx.session.session_id}/{prefix}".encode()).hexdigest()[:16]
+    SPANS(key=widget, data=data, on_submit_change=submit)
 
 
 def widget_data(task: SpansTask, question: Any, item: Item, qid: str, refused: int = 0) -> dict[str, Any]:
@@ -78,11 +86,11 @@ def widget_data(task: SpansTask, question: Any, item: Item, qid: str, refused: i
     if isinstance(categories, dict):
         categories = {top: list(subs) for top, subs in categories.items()}
     severities = [{"id": s, "label": s.capitalize(), "key": str(k)} for k, s in enumerate(task.severities, 1)]
-    return {"qid": qid, "protocol": task.protocol, "severities": severities,
+    return {"qid": qid, "words": {"source": task.input_label}, "protocol": task.protocol, "severities": severities,
             "categories": FREE if categories == FREE else categories, "missingToken": task.missing_token,
             "wordLevel": task.word_level, "outputs": outputs,
             "scorePer": task.score_per if item.segments else "document",
             "scales": [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high,
                         "anchors": list(s.anchors)} for s in task.scales],
             "minScoreWithoutSpans": task.min_score_without_spans, "outputLabel": task.output_label,
-            "refused": refused, "serverMessage": ""}
+            "refused": refused, "serverMessage": "", "serverKind": "warning"}

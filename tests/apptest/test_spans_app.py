@@ -114,8 +114,9 @@ def test_a_hostile_answer_is_refused_with_a_message(make_harness, tmp_path) -> N
                  "scores": {"quality": [5]}}):
         submit(at, bad)
         assert not at.exception and h.store.answers() == [] and h.store.spans() == []
-        assert at.warning, bad
-    assert "overlap" in at.warning[0].value and data_of(at)["refused"] == 3
+        # the refusal is said inside the widget, above its "Next" (plain text), not under it
+        assert data_of(at)["serverMessage"] and data_of(at)["serverKind"] == "warning" and not at.warning, bad
+    assert "overlap" in data_of(at)["serverMessage"] and data_of(at)["refused"] == 3
     submit(at, {"spans": [[[]]], "scores": {"quality": [90]}})
     assert len(h.store.answers(task="block")) == 1
     after_block(at.run())
@@ -126,10 +127,13 @@ def test_a_tutorial_names_the_span_not_marked(make_harness, tmp_path) -> None:
     at = start(h)
     submit(at, {"spans": [[[]]], "scores": {"quality": [50]}})
     assert not at.exception and h.store.answers() == []
-    [warning] = at.warning
-    assert "Mark \"walked\" as a minor error." in warning.value
-    assert 'a minor error on "walked" is not marked yet' in warning.value.replace("\\", "")
-    assert "The score should be between 75 and 85 (yours: 50)" in warning.value.replace("\\", "")
+    message = data_of(at)["serverMessage"]  # plain text: the feedback, then one line per problem
+    assert message.startswith('Not quite. Mark "walked" as a minor error. Please change your answer and try again.')
+    assert message.splitlines()[1:] == ['• a minor error on "walked" is not marked yet.',
+                                        "• The score should be between 75 and 85 (yours: 50)."]
+    assert h.store.check_tries()  # the wrong try is kept
+    at = at.run()  # a reload of the question: the feedback is there again, from the stored try
+    assert data_of(at)["serverMessage"] == message
     submit(at, {"spans": [[[{"start": 8, "end": 14, "severity": "minor"}]]], "scores": {"quality": [80]}})
     assert not at.exception
     [answer] = h.store.answers(task="block")
