@@ -6,7 +6,7 @@ same text drawn by ``st.markdown`` in the same run, and a span made with the key
 A small Streamlit script, written into a temporary folder by this benchmark and served by `streamlit run` (from the
 project root, with the app's flush setting), draws on each run one of: nothing; the span widget (registered from
 the repository's components/spans files as pages/tasks/spans.py registers it, with the DATA an ESA question sends:
-two severities, the [missing] token, one 0-100 slider) holding the document as 40 segments of 25 words (a document
+two severities, the [missing] token, one 0-100 slider, a key to keep unsent marks under) holding the document as 40 segments of 25 words (a document
 item) or as one segment of 1,000 words; or the same text with ``st.markdown``, as 40 paragraphs or as one. Chromium
 (Debian's /usr/bin/chromium through Playwright, headless) picks what to draw with a radio; between two draws it
 draws nothing, so each draw mounts a new widget with a new question id, as every new question does in the app.
@@ -72,14 +72,15 @@ n = st.session_state["n"] = st.session_state.get("n", 0) + 1
 if what.startswith("widget"):
     segments = DOC if what == "widget, document" else [" ".join(DOC)]
     SPANS(key=f"spans-{n}", data={
-        "qid": f"bench-{n}", "protocol": "esa",
+        "qid": f"bench-{n}", "words": {"source": "Source"}, "protocol": "esa",
         "severities": [{"id": "minor", "label": "Minor", "key": "1"}, {"id": "major", "label": "Major", "key": "2"}],
         "categories": None, "missingToken": True, "wordLevel": False,
         "outputs": [{"heading": "", "segments": [{"source": None, "text": s, "dir": "auto", "suggestions": []}
                                                  for s in segments]}],
         "scorePer": "document",
         "scales": [{"id": "quality", "label": "Quality", "type": "slider", "min": 0, "max": 100, "anchors": []}],
-        "minScoreWithoutSpans": None, "outputLabel": "Translation", "refused": 0, "serverMessage": ""})
+        "minScoreWithoutSpans": None, "outputLabel": "Translation", "refused": 0, "serverMessage": "",
+        "serverKind": "warning", "stateKey": f"bench-{n}"})
 elif what == "markdown, document":
     st.markdown("\\n\\n".join(DOC))
 elif what == "markdown, one paragraph":
@@ -318,6 +319,8 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": args.width, "height": 900})
         page.add_init_script(INIT)
+        errors: list[str] = []  # the page's script errors, said when a draw is not seen
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(url)
         page.locator("[data-testid=stRadio]").wait_for()
         idle(page)
@@ -326,7 +329,10 @@ def main() -> None:
         t0 = time.monotonic()
         for r in range(args.rounds):
             for label in DRAWS if r % 2 == 0 else DRAWS[::-1]:
-                got = draw(page, cdp, label, segments[-1][-40:])
+                try:
+                    got = draw(page, cdp, label, segments[-1][-40:])
+                except RuntimeError as exc:
+                    raise RuntimeError(f"{exc}; the page's errors: {errors[-3:]}") from None
                 if r > 0:
                     draws[label].append(got)
         for label in ("widget, document", "widget, one segment"):

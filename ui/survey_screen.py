@@ -98,6 +98,10 @@ def _question_fragment(block: str, first: list[Context], renderer: Renderers) ->
                     flash("warning", feedback_text(pending), feedback_plain(pending))
                 offer_skip = pending.skippable
         renderer(ctx.step.kind)(ctx)
+        instructions = getattr(ctx.step.task, "instructions", "").strip()
+        if instructions and question is not None:  # to read again while answering (folded: the question first)
+            with st.expander("The task's instructions", icon=":material/help:"):
+                st.markdown(instructions)  # trusted: written by the researcher in config.toml
         if offer_skip and question is not None:
             st.button("Skip this practice question", key=f"{question.task}-{question.index}-skip",
                       on_click=lambda: safe_save(lambda: skip_tutorial(ctx.store, ctx.session, question)),

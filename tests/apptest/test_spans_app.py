@@ -80,6 +80,9 @@ def test_esa_ai_question_sends_text_and_suggestions_and_stores_once(make_harness
     assert data["severities"] == [{"id": "minor", "label": "Minor", "key": "1"},
                                   {"id": "major", "label": "Major", "key": "2"}]
     assert data["scales"][0]["id"] == "quality" and data["missingToken"] is True
+    # the task's instructions can be read again while answering (folded under the question)
+    [instructions] = [e for e in at.expander if e.label == "The task's instructions"]
+    assert "Read the instructions." in [m.value for m in instructions.markdown]
     [output] = data["outputs"]
     [segment] = output["segments"]
     assert segment["text"] == dict(zip(q0.sources, q0.texts, strict=True))[q0.sources[0]]
