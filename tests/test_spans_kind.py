@@ -391,3 +391,28 @@ def test_a_check_can_forbid_spans_it_does_not_expect(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match='"extra_spans" must be true or false'):
         bad = {**strict, "check": {"expect": {"mA": {"score": [90, 100], "extra_spans": "no"}}}}
         open_study(study(tmp_path / "b", 'tutorial = ["tut1"]', items=[*ITEMS[:-1], bad]))
+
+
+@pytest.mark.shared_data
+def test_the_examples_copy_of_pearmuts_tutorial_is_faithful() -> None:
+    """examples/esa/datasets/pearmut_esa_tutorial.jsonl is Pearmut's ESA tutorial as an evalkit items file: the same
+    ids, sources, outputs and expectations (its ``validation``: the score range and the expected spans), each
+    ``warning`` as the feedback; and it loads."""
+    from evalkit.items import load_items
+    from tests.helpers import ROOT
+
+    source = json.loads((SHARED_DATA / "pearmut" / "tutorials" / "esa_deen.json").read_text(encoding="utf-8"))
+
+    def flat(node: Any) -> list[dict]:
+        return [x for inner in node for x in flat(inner)] if isinstance(node, list) else [node]
+
+    path = ROOT / "examples" / "esa" / "datasets" / "pearmut_esa_tutorial.jsonl"
+    ours = {item.id: item for item in load_items(path)}
+    theirs = flat(source["data"])
+    assert list(ours) == [x["item_id"] for x in theirs]
+    for x in theirs:
+        item = ours[x["item_id"]]
+        assert (item.input, dict(item.outputs)) == (x["src"], x["tgt"])
+        [(model, rule)] = x["validation"].items()
+        assert item.check["expect"] == {model: {k: rule[k] for k in ("score", "error_spans") if k in rule}}
+        assert item.check["feedback"] == rule["warning"]
