@@ -1,25 +1,26 @@
 """Benchmark 13: the span widget (``components/spans/``) in a real browser: a 1,000-word document drawn, against the
 same text drawn by ``st.markdown`` in the same run, and a span made with the keyboard, key to screen.
 
-    python bench/bench_spans_widget.py [--rounds 12] [--keys 20] [--width 1280]
+    python bench/bench_spans_widget.py [--rounds 12] [--keys 20] [--width 1280] [--component DIR]
 
 A small Streamlit script, written into a temporary folder by this benchmark and served by `streamlit run` (from the
 project root, with the app's flush setting), draws on each run one of: nothing; the span widget (registered from
-the repository's components/spans files as pages/tasks/spans.py registers it, with the DATA an ESA question sends:
-two severities, the [missing] token, one 0-100 slider, a key to keep unsent marks under) holding the document as 40 segments of 25 words (a document
-item) or as one segment of 1,000 words; or the same text with ``st.markdown``, as 40 paragraphs or as one. Chromium
-(Debian's /usr/bin/chromium through Playwright, headless) picks what to draw with a radio; between two draws it
-draws nothing, so each draw mounts a new widget with a new question id, as every new question does in the app.
+the repository's components/spans files as pages/tasks/spans.py registers it, or from ``--component DIR``, with
+the DATA an ESA question sends: two severities, the [missing] token, one 0-100 slider, a key to keep unsent marks
+under) holding the document as 40 segments of 25 words (a document item) or as one segment of 1,000 words; or the
+same text with ``st.markdown``, as 40 paragraphs or as one. Chromium (Debian's /usr/bin/chromium through
+Playwright, headless) picks what to draw with a radio; between two draws it draws nothing, so each draw mounts a
+new widget with a new question id, as every new question does in the app.
 
 Measured in the page, with ``performance.now()``:
 
-* a draw: from the script run's start (the page's ``data-test-script-state`` turning ``running``; the run's script
-  time is inside the figure, the click's trip to the server is not) to the last text of the document in the DOM
-  (a MutationObserver on the page and on every shadow root, which a patched ``attachShadow`` hands it), then laid
+* a draw: from the run's start as the page sees it (its first message from the server handled; the run's script
+  time is inside the figure, the click's trip to the server is not) to the document's last words in the DOM (a
+  MutationObserver on the page and on every shadow root, which a patched ``attachShadow`` hands it), then laid
   out (a forced layout) and painted (the next animation frame, then a message posted from it, which runs after
   that frame's paint). Rounds alternate the order of the four draws; the first round warms the page up (the
   widget's module compiled, caches) and is not counted. Beside it, the renderer's own work per draw from the
-  DevTools protocol (``Performance.getMetrics``: script, style and layout time between the click and the paint).
+  DevTools protocol (``Performance.getMetrics``: script, style and layout time from the click to the paint).
 * a span made with the keyboard: the first text focused (Tab's target), Home, Ctrl+Right a few words on, then
   Shift+Right four times and "1" (the first severity); from the keydown's ``timeStamp`` (when the browser received
   the key) to the span's highlight in the DOM (its characters' ``sp`` class, seen by a MutationObserver) and to the
@@ -62,7 +63,7 @@ import streamlit.components.v2 as components_v2
 from streamlit.runtime import runtime
 
 runtime.MESSAGE_FLUSH_INTERVAL_SECS = 0.0  # as app.py sets it (ui.send_messages_promptly)
-COMPONENT_DIR = Path(__ROOT__) / "components" / "spans"
+COMPONENT_DIR = Path(__COMPONENT__)
 SPANS = components_v2.component(
     "evalkit_spans", js=(COMPONENT_DIR / "spans.js").read_text(encoding="utf-8"),
     css=(COMPONENT_DIR / "spans.css").read_text(encoding="utf-8"), isolate_styles=True)
@@ -122,7 +123,9 @@ DRAW = """
 ([label, markdown, end]) => new Promise((resolve) => {
   const r = {};
   const observers = [];
+  let timer = null;
   const finish = () => {
+    clearTimeout(timer);
     observers.forEach((o) => o.disconnect());
     window.__benchWatch = [];
     window.__benchOnMessage = null;
@@ -162,7 +165,14 @@ DRAW = """
   window.__benchOnMessage = () => {
     if (r.start === undefined) r.start = window.__benchMessages[window.__benchMessages.length - 1];
   };
-  setTimeout(() => { r.timeout = true; finish(); }, 20000);
+  timer = setTimeout(() => {
+    r.timeout = true;
+    r.messages = window.__benchMessages.length;
+    r.texts = window.__benchRoots.filter((root) => root.host.isConnected)
+      .map((root) => root.querySelectorAll(".evalkit-text").length);
+    r.checked = [...document.querySelectorAll("[data-testid=stRadio] input")].map((i) => i.checked);
+    finish();
+  }, 20000);
   const option = [...document.querySelectorAll("[data-testid=stRadio] label")]
     .find((l) => l.textContent.trim() === label);
   window.__benchMessages = [];
@@ -210,8 +220,9 @@ KEYS = """
 """
 
 
-def write_document(folder: Path) -> list[str]:
-    """The document: 1,000 words of made-up review sentences in 40 segments of 25 words, one emoji in it."""
+def write_document(folder: Path, component: Path) -> list[str]:
+    """The document (1,000 words of made-up review sentences in 40 segments of 25 words, one emoji in it) and the
+    page drawing it with the widget's files in ``component``."""
     rng = random.Random(13)
     words: list[str] = []
     while len(words) < WORDS:
@@ -221,8 +232,8 @@ def write_document(folder: Path) -> list[str]:
     segments = [" ".join(words[k:k + WORDS // SEGMENTS]) for k in range(0, WORDS, WORDS // SEGMENTS)]
     segments = [s if s.endswith(".") else s + "." for s in segments]
     (folder / "document.json").write_text(json.dumps(segments, ensure_ascii=False), encoding="utf-8")
-    (folder / "page.py").write_text(SCRIPT.replace("__ROOT__", repr(str(ROOT))).replace("__DRAWS__", repr(list(DRAWS))),
-                                    encoding="utf-8")
+    page = SCRIPT.replace("__COMPONENT__", repr(str(component))).replace("__DRAWS__", repr(list(DRAWS)))
+    (folder / "page.py").write_text(page, encoding="utf-8")
     return segments
 
 
@@ -304,13 +315,16 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=12, help="rounds of the four draws (the first not counted)")
     ap.add_argument("--keys", type=int, default=20, help="spans made with the keyboard per widget shape")
     ap.add_argument("--width", type=int, default=1280, help="the browser window's width, px")
+    ap.add_argument("--component", default=str(ROOT / "components" / "spans"), metavar="DIR",
+                    help="the widget's files (spans.js, spans.css) to measure: another version of them, e.g. "
+                         "`git show REV:components/spans/spans.js` and its spans.css written into DIR")
     args = ap.parse_args()
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Debian chromium not found at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     tmp = Path(tempfile.mkdtemp())
-    segments = write_document(tmp)
+    segments = write_document(tmp, Path(args.component).resolve())
     proc, url = start_server(tmp / "unused.toml", tmp / "unused.sqlite", tmp / "server.log", script=tmp / "page.py")
     draws: dict[str, list[dict[str, float]]] = {label: [] for label in DRAWS}
     keys: dict[str, list[dict[str, float]]] = {}

@@ -1,8 +1,9 @@
 """Run every benchmark and print its Markdown section (the figures quoted in docs/explanation/performance.md).
 
-    python bench/run.py            # all of them (about 17 minutes on 2 cores)
+    python bench/run.py            # all of them (about 19 minutes on 2 cores)
     python bench/run.py loading    # one of: loading planning rerun concurrency storage stats items
                                    #         plan_items analysis_items queue large_items score_click
+                                   #         spans_submit spans_widget
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["loading", "planning", "rerun", "concurrency", "storage", "stats", "items", "plan_items",
-              "analysis_items", "queue", "large_items", "score_click"]
+              "analysis_items", "queue", "large_items", "score_click", "spans_submit", "spans_widget"]
 
 
 def main() -> int:

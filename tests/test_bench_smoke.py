@@ -19,11 +19,15 @@ SMALL = {
                              "--think", "0.05,0.1"],
     "bench_queue.py": ["--sizes", "50,100", "--sessions", "20", "--questions", "3", "--k", "4", "--threads", "4",
                        "--rate", "200", "--workers", "4"],
+    "bench_spans_submit.py": ["--sets", "1", "--answers", "5", "--questions", "2", "--rounds", "1"],
+    "bench_spans_widget.py": ["--rounds", "2", "--keys", "1"],  # (Chromium, as the browser tests)
 }
 #: The last table row each prints (when it is there, the benchmark ran to its end).
 LAST_ROW = {"bench_queue.py": "| claim latency p50 at 100 / at 50 units, paced",
             "bench_large_items.py": "| one evaluator's plan, this file / 1,000 lines",
-            "bench_score_click.py": "| score widget, p95 of every click"}
+            "bench_score_click.py": "| score widget, p95 of every click",
+            "bench_spans_submit.py": "| spans question: click -> next screen p50",
+            "bench_spans_widget.py": "| span widget, one segment of 1,000 words: a caret or selection step"}
 
 
 @pytest.mark.parametrize("script", sorted(SMALL))
