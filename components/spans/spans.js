@@ -3,12 +3,15 @@
 // Draws each output of a "spans" question (side by side on a wide screen, stacked on a phone), segment by segment:
 // the segment's source above, the output as real text (textContent, never HTML; dir="auto" for right-to-left
 // languages), then the scales (per output, or per segment with scorePer "segment") and one "Next" button.
-// The evaluator marks error spans with the mouse (drag, or click the first then the last character), with the
-// keyboard alone (arrows move a caret, Shift+arrows select, the severities' keys mark, Delete removes, Tab goes
-// from error to error) or by touch (tap the first then the last character). Spans never overlap; ESA-AI suggestions
-// are drawn dashed until kept, changed or deleted. Everything stays in the browser until "Next", which checks the
-// answer here (scales moved, MQM categories chosen, "no errors yet a low score" asked once) and sends one trigger
-// value, "submit" (shape: docs of issue 27 / the spans design), which the server validates again.
+// The evaluator marks error spans with the mouse (drag, double-click a word, or click the first then the last
+// character), with the keyboard alone (arrows move a caret, Shift+arrows select, the severities' keys mark, Delete
+// removes, Tab goes from error to error) or by touch (tap the first then the last character; "Cancel" gives up a
+// half-made span, as Esc does). Spans never overlap; ESA-AI suggestions are drawn dashed until kept, changed or
+// deleted (one never touched is sent as "suggested-unreviewed"). Everything stays in the browser until "Next", which
+// checks the answer here (scales moved, MQM categories chosen; unreviewed suggestions and "no errors yet a low score"
+// asked once) and sends one trigger value, "submit" (shape: docs of issue 27 / the spans design), which the server
+// validates again and may refuse (its message shown above Next). Unsent work survives a reload of the page
+// (sessionStorage, under data.stateKey and data.qid).
 //
 // Offsets are JavaScript string (UTF-16) indices, end exclusive, as the server expects (it converts them to code
 // points). A "character" here is a grapheme (Intl.Segmenter), so a surrogate pair (an emoji) is never split and a
@@ -21,9 +24,12 @@ const WORDS = {  // the page's words; the server may replace any of them (data.w
   keys: "Keys: Tab into the text · ←/→ move · Shift+←/→ select · {sev} mark · Del remove · " +
     "Tab next error · Enter edit · Esc cancel",
   keysSuggest: " · K keep", keysCategory: " · C category",
-  mouse: "Mark an error: drag across it, or click (tap) its first and then its last character.",
-  missing: "[missing]", missingHint: "Omissions: mark the [missing] token at the end.",
+  mouse: "Mark an error: drag across it (double-click a word), or click its first and then its last character.",
+  touch: "Mark an error: tap its first and then its last character (the same one twice marks just it).",
+  missing: "[missing]", missingHint: "Omissions: mark the [missing] token at the end.", word: "Whole word",
   clickEnd: "Now click the last character of the error (the same one again marks just it; Esc cancels).",
+  tapEnd: "Now tap the last character of the error (the same one again marks just it).",
+  resizeTap: "Tap the first and then the last character of the new extent of this error.", cancel: "Cancel",
   overlap: "Not marked: errors may not overlap, and this one would overlap an error already marked.",
   resize: "Select the new extent of this error (drag, two clicks, or Shift+arrows then Enter); Esc cancels.",
   keep: "Keep", keepAll: "Keep all suggestions", delete: "Delete", extent: "Change extent", close: "Close",
@@ -32,9 +38,15 @@ const WORDS = {  // the page's words; the server may replace any of them (data.w
   segment: "Segment", sliderUnmoved: "Not scored yet: move the slider", scored: "Scored",
   missingScore: "Not scored yet.", space: "space", text: "text: select the errors",
   summary: "Still missing: {what}. It is marked above; nothing has been saved yet.",
-  confirm: "No errors are marked in {output}, yet its score is below {min}: are you sure? " +
+  confirm: "No errors are marked, yet the score is below {min}: are you sure? Press Next again to send it as it is.",
+  confirmIn: "No errors are marked in {output}, yet its score is below {min}: are you sure? " +
     "Press Next again to send it as it is.",
-  output: "the output",
+  confirmMany: "No errors are marked in {output}, yet their scores are below {min}: are you sure? " +
+    "Press Next again to send them as they are.", output: "the output",
+  unreviewed: "{n} suggested errors are not reviewed yet: keep, change or delete each (or press Next again to " +
+    "leave them as suggested).",
+  unreviewedOne: "1 suggested error is not reviewed yet: keep, change or delete it (or press Next again to leave " +
+    "it as suggested).",
 };
 
 function el(tag, attrs, text) {
@@ -89,13 +101,34 @@ function unitIndex(units, off) {
   return lo;
 }
 
+// the word (letters/digits) around unit i as [start, end), or null (a space, punctuation, [missing]): the word
+// Intl.Segmenter found, else the run of letter/digit characters around it
+function wordAround(units, i) {
+  const isWord = (x) => x && !x.missing && /^[\p{L}\p{N}\p{M}]+$/u.test(x.text);
+  if (!isWord(units[i])) return null;
+  if (units[i].word) return units[i].word;
+  let a = i, b = i;
+  while (isWord(units[a - 1])) a--;
+  while (isWord(units[b + 1])) b++;
+  return [units[a].start, units[b].end];
+}
+
+const STORE_PREFIX = "evalkit-spans:";
+function storage() {  // sessionStorage, or null where the browser refuses it (privacy settings)
+  try { return window.sessionStorage; } catch (e) { return null; }
+}
+
 function build(root, data, send) {
   const words = {...WORDS, ...(data.words || {})};
   const sevs = data.severities;
   const cats = data.categories;  // null (ESA), "free" or {top: [subcategories]}
   const perSegment = data.scorePer === "segment";
   const st = {qid: data.qid, t0: performance.now(), actions: [], outputs: [], active: null, drag: null,
-    values: {}, marks: {}, widgets: {}, sent: false, asked: false, refused: data.refused};
+    values: {}, marks: {}, widgets: {}, sent: false, asked: false, refused: data.refused, kbd: false, touch: false,
+    sync: {}, room: null};
+  // a coarse pointer (a phone): "tap" in the help line, no key numbers on the severities (spans.css)
+  const coarse = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+  const saveKey = data.stateKey ? `${STORE_PREFIX}${data.stateKey}:${data.qid}` : null;  // (no key: not kept)
   const hasSuggestions = data.outputs.some((o) => o.segments.some((s) => (s.suggestions || []).length));
   root.querySelectorAll(".evalkit-spans").forEach((node) => node.remove());
   const form = el("div", {className: "evalkit-spans", "data-testid": "evalkit-spans"});
@@ -103,7 +136,14 @@ function build(root, data, send) {
   const live = el("div", {className: "evalkit-sr", "aria-live": "polite"});
   form.addEventListener("keydown", (e) => {  // a letter typed in the widget is ours, never one of Streamlit's
     if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) e.stopPropagation();  // keys ("c" clears caches, "r" reruns)
+    st.touch = false;
+    st.kbd = true;
   });
+  form.addEventListener("pointerdown", (e) => {  // the caret's frame is for keyboard use only (st.kbd, paint)
+    st.kbd = false;
+    st.touch = e.pointerType !== "mouse";
+    st.pressed = performance.now();
+  }, true);
 
   // ---- the legend (severities with their keys; suggestions; "Keep all") and how to mark ----
   const legend = el("div", {className: "evalkit-legend", "data-testid": "evalkit-legend"});
@@ -124,8 +164,8 @@ function build(root, data, send) {
     legend.append(keepAll);
     st.keepAll = keepAll;
   }
-  form.append(legend, el("p", {className: "evalkit-help"},
-    words.mouse + (data.missingToken ? ` ${words.missingHint}` : "")));
+  form.append(legend, el("p", {className: "evalkit-help", "data-testid": "evalkit-help"},
+    (coarse ? words.touch : words.mouse) + (data.missingToken ? ` ${words.missingHint}` : "")));
 
   // ---- the outputs: segments (source, text, message, [scales]), the keys, the list of errors, [scales] ----
   const grid = el("div", {className: "evalkit-spans-grid"});
@@ -142,7 +182,8 @@ function build(root, data, send) {
     const keysId = `${data.qid}-keys-${k}`;
     output.segments.forEach((segment, s) => {
       const seg = {k, s, out, text: segment.text, spans: [], deleted: [], caret: 0, anchor: null, pending: null,
-        resize: null, focused: false, units: unitsOf(segment.text, data.missingToken, words)};
+        resize: null, focused: false, units: unitsOf(segment.text, data.missingToken, words), twin: null,
+        sugs: segment.suggestions || []};
       (segment.suggestions || []).forEach((sug, j) => {
         const span = {start: sug.start, end: sug.end, severity: sug.severity, category: sug.category ?? null,
           suggestion: j, decided: false};
@@ -170,7 +211,11 @@ function build(root, data, send) {
       seg.box.append(frag);
       seg.box.setAttribute("dir", segment.dir || "auto");  // after the characters (one by one: slow with "auto")
       seg.msg = el("div", {className: "evalkit-msg", role: "status", "data-testid": "evalkit-msg"});
-      seg.block.append(seg.box, seg.msg);
+      // the message line, with "Cancel" while a span is half made or its extent changed (a phone has no Esc)
+      seg.cancel = button(words.cancel, "evalkit-cancel", () => cancel(seg));
+      seg.note = el("div", {className: "evalkit-note", hidden: true});
+      seg.note.append(seg.msg, seg.cancel);
+      seg.block.append(seg.box, seg.note);
       seg.block.addEventListener("focusout", () => setTimeout(() => {  // focus left the text and its toolbox
         if (st.active && st.active.seg === seg && !seg.block.contains(seg.block.getRootNode().activeElement)) {
           deactivate();
@@ -194,13 +239,7 @@ function build(root, data, send) {
 
   // ---- the toolbox: one, moved next to the active span ----
   const tools = el("div", {className: "evalkit-tools", role: "group", "data-testid": "evalkit-tools", hidden: true});
-  tools.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && st.active) {
-      const seg = st.active.seg;
-      deactivate();
-      seg.box.focus({preventScroll: true});
-    }
-  });
+  tools.addEventListener("keydown", (e) => { if (e.key === "Escape" && st.active) cancel(st.active.seg); });
 
   // ---- the end: what is missing, the server's message, "Next" ----
   const summary = el("div", {className: "evalkit-mark evalkit-summary", role: "alert",
@@ -210,9 +249,7 @@ function build(root, data, send) {
   const next = el("button", {type: "button", className: "evalkit-next", "data-testid": "evalkit-next"}, words.next);
   form.append(summary, server, next, live);
   root.append(form);
-  st.server = server;
-  st.next = next;
-  st.words = words;
+  Object.assign(st, {server, next, words});
 
   // ---------------------------------------------------------------------------------------------------------
   // spans: what is marked, drawn and listed
@@ -222,6 +259,7 @@ function build(root, data, send) {
   function log(action, seg, span) {
     st.actions.push({t: Math.round(performance.now() - st.t0), action, output: seg.k, segment: seg.s,
       start: span.start, end: span.end, severity: span.severity, category: span.category ?? null});
+    persist();
   }
 
   function spanAt(seg, i) {
@@ -257,6 +295,7 @@ function build(root, data, send) {
     seg.msg.textContent = text || "";
     seg.msg.classList.toggle("evalkit-warn", !!warn);
     if (warn) seg.sayTimer = setTimeout(() => say(seg, ""), 8000);  // a refusal stays a while, then goes
+    seg.note.hidden = !seg.msg.textContent && seg.cancel.hidden;
   }
 
   // draw a segment's spans, selection and caret (classes on its characters; only those that change are touched)
@@ -274,11 +313,13 @@ function build(root, data, send) {
       for (let i = a; i <= b; i++) cls[i] += " sel";
     }
     if (seg.pending !== null) cls[seg.pending] += " pend";
-    if (seg.focused && n) cls[seg.caret] += " caret";
+    if (seg.focused && st.kbd && n) cls[seg.caret] += " caret";  // (not after a drag or a tap: a key shows it)
     seg.units.forEach((u, i) => {
       const c = (u.missing ? "miss " : "") + cls[i];
       if (u.el.className !== c) u.el.className = c;
     });
+    seg.cancel.hidden = seg.pending === null && !seg.resize;
+    seg.note.hidden = !seg.msg.textContent && seg.cancel.hidden;
   }
 
   // the list of an output's errors under its text (for review; screen readers read it as a list)
@@ -425,13 +466,13 @@ function build(root, data, send) {
     if (span) span.seg = seg;
     if (before && before.seg && before.seg !== seg) paint(before.seg);
     redraw(seg);
-    if (!span) tools.hidden = true;
+    if (!span) hideTools();
   }
 
   function deactivate() {
     const seg = st.active && st.active.seg;
     st.active = null;
-    tools.hidden = true;
+    hideTools();
     if (seg) {
       seg.resize = null;
       paint(seg);
@@ -459,8 +500,9 @@ function build(root, data, send) {
     const sevRow = el("div", {className: "evalkit-tools-row", role: "group", "aria-label": words.legend});
     sevs.forEach((sev) => {
       const b = el("button", {type: "button", className: `evalkit-btn evalkit-sev ${sevClass(sev.id)}`,
-        "aria-pressed": String(span.severity === sev.id), "data-severity": sev.id},
-        sev.key ? `${sev.key} ${sev.label}` : sev.label);
+        "aria-pressed": String(span.severity === sev.id), "data-severity": sev.id});
+      if (sev.key) b.append(el("span", {className: "evalkit-key"}, `${sev.key} `));
+      b.append(sev.label);
       b.addEventListener("click", () => setSeverity(seg, span, sev.id));
       sevRow.append(b);
     });
@@ -468,17 +510,15 @@ function build(root, data, send) {
     if (cats) tools.append(categoryRow(seg, span));
     const row = el("div", {className: "evalkit-tools-row"});
     if (undecided(span)) row.append(button(words.keep, "evalkit-keep", () => keep(seg, span)));
+    if (wider(seg, span)) row.append(button(words.word, "evalkit-word", () => toWord(seg, span)));
     row.append(button(words.extent, "evalkit-extent", () => startResize(seg, span)),
       button(words.delete, "evalkit-delete", () => {
         remove(seg, span);
         seg.box.focus({preventScroll: true});
       }),
-      button("✕", "evalkit-close", () => {
-        deactivate();
-        seg.box.focus({preventScroll: true});
-      }, words.close));
+      button("✕", "evalkit-close", () => cancel(seg), words.close));
     tools.append(row);
-    if (tools.parentNode !== seg.block) seg.msg.after(tools);  // (on a phone: under the text, in the flow)
+    if (tools.parentNode !== seg.block) seg.note.after(tools);  // (on a phone: under the text, in the flow)
     tools.hidden = false;
     place(seg, span);
     if (had) {  // the control that had the focus, drawn again: it keeps it
@@ -534,16 +574,60 @@ function build(root, data, send) {
     const rtl = getComputedStyle(seg.box).direction === "rtl";
     let left = (rtl ? first.right - width : first.left) - box.left;
     left = Math.max(0, Math.min(left, box.width - width));
+    const top = last.bottom - box.top + 6;
     tools.style.left = `${left}px`;
-    tools.style.top = `${last.bottom - box.top + 6}px`;
+    tools.style.top = `${top}px`;
+    // floating past the text's bottom it would cover what follows (the keys, the list of errors): room is made
+    // under the text while it is open
+    if (st.room && st.room !== seg) st.room.box.style.marginBottom = "";
+    const room = getComputedStyle(tools).position === "absolute"
+      ? top + tools.offsetHeight + 8 - (seg.box.offsetTop + seg.box.offsetHeight) : 0;
+    seg.box.style.marginBottom = room > 0 ? `${room}px` : "";
+    st.room = room > 0 ? seg : null;
+  }
+
+  function hideTools() {
+    tools.hidden = true;
+    if (st.room) st.room.box.style.marginBottom = "";
+    st.room = null;
+  }
+
+  // the word around a one-character span, if wider and free ("Whole word"; a double click on a character)
+  function wider(seg, span) {
+    const i = unitIndex(seg.units, span.start);
+    const w = seg.units[i].end === span.end ? wordAround(seg.units, i) : null;
+    return w && w[1] - w[0] > span.end - span.start && !overlaps(seg, w[0], w[1], span) ? w : null;
+  }
+
+  function toWord(seg, span) {
+    const w = wider(seg, span);
+    if (!w) return;
+    const last = st.actions[st.actions.length - 1];  // the one-character span just made: its "create" amended
+    const amend = last && (last.action === "create" || last.action === "change") && last.output === seg.k &&
+      last.segment === seg.s && last.start === span.start && last.end === span.end;
+    [span.start, span.end] = w;
+    if (amend) Object.assign(last, {start: w[0], end: w[1]});
+    else changed(seg, span);
+    persist();
+    seg.caret = unitIndex(seg.units, span.end - 1);
+    activate(seg, span);
+    announce(describe(seg, span));
+  }
+
+  function cancel(seg) {  // Esc, or "Cancel": no half-made span, no extent being changed
+    seg.anchor = seg.pending = seg.resize = null;
+    say(seg, "");
+    deactivate();
+    paint(seg);
+    seg.box.focus({preventScroll: true});
   }
 
   function startResize(seg, span) {
     seg.resize = span;
     seg.anchor = unitIndex(seg.units, span.start);
     seg.caret = unitIndex(seg.units, span.end - 1);
-    tools.hidden = true;
-    say(seg, words.resize);
+    hideTools();
+    say(seg, st.touch ? words.resizeTap : words.resize);
     seg.box.focus({preventScroll: true});
     paint(seg);
   }
@@ -557,13 +641,20 @@ function build(root, data, send) {
       const u = node && node.closest ? node.closest("[data-u]") : null;
       return u && u.parentNode === box ? Number(u.dataset.u) : null;
     };
-    box.addEventListener("focus", () => { seg.focused = true; paint(seg); });
+    const under = (e) => unitOf((root.elementFromPoint ? root : document).elementFromPoint(e.clientX, e.clientY));
+    box.addEventListener("focus", () => {
+      seg.focused = true;
+      // (Tab into the text: the caret shows; a focus that follows a press or a click does not show it)
+      if (!(performance.now() - st.pressed < 1000) && box.matches(":focus-visible")) st.kbd = true;
+      paint(seg);
+    });
     box.addEventListener("blur", () => { seg.focused = false; paint(seg); });
     box.addEventListener("pointerdown", (e) => {
       if (e.pointerType === "mouse" && e.button !== 0) return;
       const i = unitOf(e.target);
+      seg.twin = null;
       if (i === null) return;
-      st.drag = {seg, from: i, to: i, moved: false, mouse: e.pointerType === "mouse"};
+      st.drag = {seg, from: i, to: i, mouse: e.pointerType === "mouse"};
       if (st.drag.mouse) {
         e.preventDefault();  // no native selection; our own is drawn
         box.focus({preventScroll: true});
@@ -573,10 +664,9 @@ function build(root, data, send) {
     box.addEventListener("pointermove", (e) => {
       const d = st.drag;
       if (!d || d.seg !== seg || !d.mouse) return;
-      const i = unitOf((root.elementFromPoint ? root : document).elementFromPoint(e.clientX, e.clientY));
-      if (i === null || i === d.to) return;
+      const i = under(e) ?? nearest(seg, e.clientX, e.clientY);  // (off the characters: the nearest one)
+      if (i === d.to) return;
       d.to = i;
-      d.moved = true;
       seg.pending = null;
       seg.anchor = d.from;
       seg.caret = i;
@@ -588,10 +678,30 @@ function build(root, data, send) {
       st.drag = null;
       if (!d || d.seg !== seg) return;
       if (d.mouse && box.hasPointerCapture(e.pointerId)) box.releasePointerCapture(e.pointerId);
-      if (d.moved && d.from !== d.to) commit(seg, d.from, d.to);
+      // a drag that ends off the characters ends at the nearest one; outside the text it always makes the span
+      const r = box.getBoundingClientRect(), x = e.clientX, y = e.clientY;
+      const end = d.mouse ? under(e) ?? nearest(seg, x, y) : d.to;
+      const out = d.mouse && !(x >= r.left && x <= r.right && y >= r.top && y <= r.bottom);
+      if (end !== d.from || out) commit(seg, d.from, end);
       else tap(seg, d.from);
     });
+    // a double click on a character: the word around it (the two clicks made it a one-character span: widened)
+    box.addEventListener("dblclick", () => {
+      if (seg.twin && seg.spans.includes(seg.twin) && !data.wordLevel) toWord(seg, seg.twin);
+      seg.twin = null;
+    });
     box.addEventListener("keydown", (e) => key(seg, e));
+  }
+
+  // the character nearest to a point (the nearest line first, then the nearest character on it)
+  function nearest(seg, x, y) {
+    let best = 0, bd = Infinity;
+    seg.units.forEach((u, i) => {
+      const r = u.el.getBoundingClientRect();
+      const d = Math.max(0, r.top - y, y - r.bottom) * 1e4 + Math.max(0, r.left - x, x - r.right);
+      if (d < bd) [bd, best] = [d, i];
+    });
+    return best;
   }
 
   // a click or a tap on character i: opens the span there, or starts (then ends) a new one
@@ -608,11 +718,13 @@ function build(root, data, send) {
     if (seg.pending === null) {
       seg.pending = i;
       if (st.active && !seg.resize) deactivate();
-      say(seg, seg.resize ? words.resize : words.clickEnd);
+      say(seg, seg.resize ? (st.touch ? words.resizeTap : words.resize) : st.touch ? words.tapEnd : words.clickEnd);
       paint(seg);
       return;
     }
-    commit(seg, seg.pending, i);
+    const one = seg.pending === i;
+    const made = commit(seg, seg.pending, i);
+    seg.twin = one && !st.touch ? made : null;  // (a mouse's second click on the same one: a double click?)
   }
 
   function move(seg, to, extend) {
@@ -666,6 +778,7 @@ function build(root, data, send) {
 
   function key(seg, e) {
     if (e.altKey || e.metaKey) return;
+    if (!st.kbd) { st.kbd = true; paint(seg); }  // a key pressed: the caret shows again
     const rtl = getComputedStyle(seg.box).direction === "rtl";
     const span = seg.anchor === null ? spanAt(seg, seg.caret) : null;
     const sev = sevs.find((s) => s.key && s.key === e.key);
@@ -700,10 +813,7 @@ function build(root, data, send) {
     } else if (k === "e" && !e.ctrlKey && span) {
       startResize(seg, span);
     } else if (k === "Escape") {
-      seg.anchor = seg.pending = seg.resize = null;
-      say(seg, "");
-      deactivate();
-      paint(seg);
+      cancel(seg);
     } else if (k === "Tab") {  // to the next (previous) error of this text; past the last one, out of the text
       const here = seg.units[seg.caret].start;
       const target = e.shiftKey ? [...seg.spans].reverse().find((sp) => sp.start < here && sp !== span)
@@ -728,6 +838,7 @@ function build(root, data, send) {
       if (last && last.action === "score" && last.output === k && last.segment === (s ?? 0) && last.scale === scale.id
         && t - last.t < 2000) Object.assign(last, {t, value});
       else st.actions.push({t, action: "score", output: k, segment: s ?? 0, scale: scale.id, value});
+      persist();
     };
     if (scale.type === "slider") {
       const inputId = `${data.qid}-${id}`;
@@ -750,8 +861,17 @@ function build(root, data, send) {
         st.values[id] = Number(input.value);
         clearMark(id);
         show();
+        persist();
       });
-      input.addEventListener("change", () => record(Number(input.value)));
+      // a press on the thumb where it sits (the middle) changes no value, so no "input": it counts as moved too
+      // (pointerup: a tap fires no click on a range input; a touch that scrolls the page ends in pointercancel)
+      const press = (always) => () => {
+        if (always || st.values[id] === undefined) record(Number(input.value));
+        show();
+      };
+      input.addEventListener("pointerup", press(false));
+      input.addEventListener("change", press(true));
+      st.sync[id] = () => { input.value = st.values[id]; show(); };  // (a value restored after a reload)
       show();
       box.append(head, input, ends);
       st.widgets[id] = input;
@@ -764,6 +884,9 @@ function build(root, data, send) {
         const option = el("label", {className: "evalkit-level"});
         const radio = el("input", {type: "radio", name: `${data.qid}-${id}`, value: j + 1});
         radio.addEventListener("change", () => record(j + 1));
+        if (j === 0) st.sync[id] = () => group.querySelectorAll("input").forEach((r) => {
+          r.checked = Number(r.value) === st.values[id];
+        });
         option.append(radio, el("span", {}, `${j + 1} · ${anchor}`));
         group.append(option);
       });
@@ -796,7 +919,7 @@ function build(root, data, send) {
   }
 
   // the outputs with no span whose score (the first scale's; with scorePer "segment" its segments' mean) is below
-  // minScoreWithoutSpans: their names (the server's rule, evalkit.tasks.spans.parse_answer, exactly)
+  // minScoreWithoutSpans (the server's rule, evalkit.tasks.spans.parse_answer, exactly)
   function lowWithoutSpans() {
     const min = data.minScoreWithoutSpans, first = data.scales[0];
     if (min === null || min === undefined || !first) return [];
@@ -804,7 +927,14 @@ function build(root, data, send) {
       const given = perSegment ? out.segs.map((seg) => st.values[`${first.id}-${out.k}-${seg.s}`])
         : [st.values[`${first.id}-${out.k}`]];
       return !out.segs.some((seg) => seg.spans.length) && given.reduce((a, b) => a + b, 0) / given.length < min;
-    }).map((out) => out.heading || (data.outputLabel ? `the ${data.outputLabel.toLowerCase()}` : words.output));
+    });
+  }
+
+  // "no errors, yet a low score": one output unnamed; several named by their headings as sent
+  function confirmText(low) {
+    const names = low.map((out) => out.heading || words.output).join(", ");
+    const template = st.outputs.length === 1 ? words.confirm : low.length === 1 ? words.confirmIn : words.confirmMany;
+    return fill(template, {output: names, min: data.minScoreWithoutSpans});
   }
 
   function value(confirmed) {
@@ -816,8 +946,10 @@ function build(root, data, send) {
     const spans = st.outputs.map((out) => out.segs.map((seg) => [
       ...seg.spans.map((sp) => {
         const same = sp.orig && ["start", "end", "severity", "category"].every((f) => sp[f] === sp.orig[f]);
+        // (a suggestion nobody kept, changed or deleted is "suggested-unreviewed")
         return {start: sp.start, end: sp.end, severity: sp.severity, category: sp.category ?? null,
-          origin: sp.suggestion === null ? "added" : same ? "suggested-kept" : "suggested-changed",
+          origin: sp.suggestion === null ? "added" : !sp.decided ? "suggested-unreviewed"
+            : same ? "suggested-kept" : "suggested-changed",
           suggestion: sp.suggestion};
       }),
       ...seg.deleted.map((d) => ({start: d.start, end: d.end, severity: d.severity, category: d.category ?? null,
@@ -864,10 +996,14 @@ function build(root, data, send) {
       }
       return;
     }
+    const open = allSegs().reduce((n, seg) => n + seg.spans.filter(undecided).length, 0);
     const low = lowWithoutSpans();
-    if (low.length && !st.asked) {  // ask once; the second press sends
-      st.asked = true;
-      summary.textContent = fill(words.confirm, {output: low.join("; "), min: data.minScoreWithoutSpans});
+    // suggestions nobody reviewed, then "no errors yet a low score": each asked once; a press again sends
+    const ask = open && !st.askedOpen ? "open" : low.length && !st.asked ? "low" : null;
+    if (ask) {
+      st[ask === "open" ? "askedOpen" : "asked"] = true;
+      summary.textContent = ask === "low" ? confirmText(low)
+        : fill(open === 1 ? words.unreviewedOne : words.unreviewed, {n: open});
       summary.hidden = false;
       return;
     }
@@ -876,8 +1012,68 @@ function build(root, data, send) {
     next.setAttribute("aria-disabled", "true");
     next.textContent = words.saving;
     send(value(low.length > 0));
+    flush(true);  // (kept, marked sent: cleared when the next question comes; a refusal keeps it)
     st.timer = setTimeout(() => reopen(st), 4000);  // the next question replaces this one; if not, resend
   });
+
+  // ---------------------------------------------------------------------------------------------------------
+  // unsent work kept across a reload of the page (sessionStorage, per tab): spans with their origins, the
+  // suggestions' decisions, the scores and the action log, under data.stateKey and data.qid; restored only onto
+  // the same question (its texts' lengths, suggestions and severities: the signature), else ignored
+  const sig = JSON.stringify([data.outputs.map((o) => o.segments.map((g) => [g.text.length, g.suggestions || []])),
+    sevs.map((v) => v.id), scoreIds()]);
+  const allSegs = () => st.outputs.flatMap((out) => out.segs);
+
+  function flush(sent) {
+    clearTimeout(st.saveTimer);
+    const store = saveKey && storage();
+    if (!store) return;
+    const spans = allSegs().map((seg) => [seg.spans, seg.deleted.map((d) => d.suggestion)]);
+    const saved = {sig, sent: sent === true || st.sent, t: Math.round(performance.now() - st.t0), values: st.values,
+      actions: st.actions, spans};
+    try {  // (a span's own fields: not its segment, nor the suggestion it was, which DATA holds)
+      store.setItem(saveKey, JSON.stringify(saved, (name, v) => (name === "seg" || name === "orig" ? undefined : v)));
+    } catch (e) { /* full or refused: not kept */ }
+  }
+  st.flush = flush;
+  st.saveKey = saveKey;
+
+  function persist() {  // (a moment after the last change; at once when the page goes: pagehide)
+    if (!saveKey || st.sent) return;
+    clearTimeout(st.saveTimer);
+    st.saveTimer = setTimeout(() => flush(false), 300);
+  }
+
+  function restore() {
+    const store = storage();
+    if (!saveKey || !store) return;
+    const read = (name) => { try { return JSON.parse(store.getItem(name)); } catch (e) { return null; } };
+    for (let i = store.length - 1; i >= 0; i--) {  // another question's state, sent: done with
+      const name = store.key(i);
+      if (name?.startsWith(STORE_PREFIX) && name !== saveKey && (read(name) || {sent: 1}).sent) store.removeItem(name);
+    }
+    const saved = read(saveKey), segs = allSegs();
+    if (!saved || saved.sig !== sig || !Array.isArray(saved.spans) || saved.spans.length !== segs.length) return;
+    const orig = (seg, j) => ({...seg.sugs[j], category: seg.sugs[j].category ?? null});
+    try {  // (all rebuilt first: a part that does not fit throws, and nothing is restored)
+      const rebuilt = segs.map((seg, n) => {
+        const [spans, deleted] = saved.spans[n];
+        const at = (off) => seg.units.some((u) => u.start === off) || off === seg.units[seg.units.length - 1].end;
+        if (!spans.every((sp) => sp.start < sp.end && at(sp.start) && at(sp.end))) throw new Error("offsets");
+        return [spans.map((sp) => ({...sp, decided: sp.suggestion === null || sp.decided === true,
+          orig: sp.suggestion === null ? null : orig(seg, sp.suggestion)})),
+        deleted.map((j) => ({...orig(seg, j), suggestion: j}))];
+      });
+      segs.forEach((seg, n) => { [seg.spans, seg.deleted] = rebuilt[n]; });
+    } catch (e) { return; }
+    for (const [id, v] of Object.entries(saved.values || {})) if (st.sync[id] && Number.isFinite(v)) st.values[id] = v;
+    st.actions = Array.isArray(saved.actions) ? saved.actions : [];
+    st.t0 = performance.now() - (Number.isFinite(saved.t) ? saved.t : 0);
+    Object.keys(st.values).forEach((id) => st.sync[id]());
+    segs.forEach((seg) => redraw(seg));
+  }
+  restore();
+  window.addEventListener("pagehide", flush);
   return st;
 }
 
@@ -886,20 +1082,30 @@ function reopen(st) {
   st.sent = false;
   st.next.removeAttribute("aria-disabled");
   st.next.textContent = st.words.next;
+  st.flush(false);  // (not sent after all: kept as unsent)
 }
 
 export default function (component) {
   const {data, parentElement, setTriggerValue} = component;
   if (!data) return;
   let st = parentElement[STATE];
+  let refused = false;
   if (!st || st.qid !== data.qid) {  // a new question: a new widget
+    if (st) {  // (the old one's timers and listener go with it, and its kept state: the server moved on)
+      [st.timer, st.saveTimer].forEach(clearTimeout);
+      window.removeEventListener("pagehide", st.flush);
+      if (st.saveKey) storage()?.removeItem(st.saveKey);
+    }
     st = build(parentElement, data, (value) => setTriggerValue("submit", value));
     parentElement[STATE] = st;
   } else if (data.refused !== st.refused) {  // the server refused the answer sent: "Next" works again
     st.refused = data.refused;
+    refused = true;
     reopen(st);
   }
+  // the server's refusal or practice feedback (lines kept), styled as its warning or error, brought into view
   st.server.textContent = data.serverMessage || "";
   st.server.hidden = !data.serverMessage;
-  if (data.serverMessage && data.refused) st.server.scrollIntoView({block: "nearest"});
+  st.server.classList.toggle("evalkit-error", data.serverKind === "error");
+  if (data.serverMessage && refused) requestAnimationFrame(() => st.server.scrollIntoView({block: "center"}));
 }
