@@ -23,9 +23,9 @@ Measured in the page, with ``performance.now()``:
   DevTools protocol (``Performance.getMetrics``: script, style and layout time from the click to the paint).
 * a span made with the keyboard: the first text focused (Tab's target), Home, Ctrl+Right a few words on, then
   Shift+Right four times and "1" (the first severity); from the keydown's ``timeStamp`` (when the browser received
-  the key) to the span's highlight in the DOM (its characters' ``sp`` class, seen by a MutationObserver) and to the
-  next painted frame; then Delete removes it. Every key's key -> painted frame is kept too (caret and selection
-  steps).
+  the key) to the span's highlight in the DOM (an element of class ``sp``, added or given the class, seen by a
+  MutationObserver) and to the next painted frame; then Delete removes it. Every key's key -> painted frame is kept
+  too (caret and selection steps).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ KEYS = """
           o.disconnect();
         }
       });
-      o.observe(box, {attributes: true, subtree: true, attributeFilter: ["class"]});
+      o.observe(box, {attributes: true, childList: true, subtree: true, attributeFilter: ["class"]});
     }
     requestAnimationFrame(() => {
       const channel = new MessageChannel();

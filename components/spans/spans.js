@@ -16,6 +16,9 @@
 // Offsets are JavaScript string (UTF-16) indices, end exclusive, as the server expects (it converts them to code
 // points). A "character" here is a grapheme (Intl.Segmenter), so a surrogate pair (an emoji) is never split and a
 // combining accent stays with its letter; the [missing] token after a text is start = text.length, end = +1.
+// The text is drawn as text (a few text nodes), with an element only for each marked stretch, the selection, the
+// caret's character and the [missing] token (paint); the character under a pointer is found from the browser's caret
+// position at that point (caretPositionFromPoint, told about the shadow root) and Ranges' rectangles (unitAt).
 
 const STATE = "__evalkitSpans";
 const KNOWN = ["minor", "major", "critical", "neutral"];  // severities with a colour of their own (spans.css)
@@ -203,19 +206,15 @@ function build(root, data, send) {
       seg.box = el("div", {className: "evalkit-text", role: "textbox", "aria-readonly": "true",
         "aria-multiline": "true", tabindex: 0, "data-testid": "evalkit-text",
         "aria-label": name ? `${name}: ${words.text}` : words.text, "aria-describedby": keysId});
-      const frag = document.createDocumentFragment();
-      seg.units.forEach((u, i) => {  // one element per character ([missing] isolated, left to right)
-        u.el = el("span", {className: u.missing ? "u miss" : "u", "data-u": i, dir: u.missing ? "ltr" : null}, u.text);
-        frag.append(u.el);
-      });
-      seg.box.append(frag);
-      seg.box.setAttribute("dir", segment.dir || "auto");  // after the characters (one by one: slow with "auto")
+      seg.box.setAttribute("dir", segment.dir || "auto");
+      seg.runs = [];  // the text's stretches as drawn (paint): plain text nodes, an element per marked stretch
       seg.msg = el("div", {className: "evalkit-msg", role: "status", "data-testid": "evalkit-msg"});
       // the message line, with "Cancel" while a span is half made or its extent changed (a phone has no Esc)
       seg.cancel = button(words.cancel, "evalkit-cancel", () => cancel(seg));
       seg.note = el("div", {className: "evalkit-note", hidden: true});
       seg.note.append(seg.msg, seg.cancel);
-      seg.block.append(seg.box, seg.note);
+      seg.hover = el("div", {className: "evalkit-hover", "aria-hidden": "true", hidden: true});  // (mouse: paint)
+      seg.block.append(seg.box, seg.note, seg.hover);
       seg.block.addEventListener("focusout", () => setTimeout(() => {  // focus left the text and its toolbox
         if (st.active && st.active.seg === seg && !seg.block.contains(seg.block.getRootNode().activeElement)) {
           deactivate();
@@ -298,28 +297,89 @@ function build(root, data, send) {
     seg.note.hidden = !seg.msg.textContent && seg.cancel.hidden;
   }
 
-  // draw a segment's spans, selection and caret (classes on its characters; only those that change are touched)
+  // draw a segment's spans, selection and caret: its text as plain text nodes, split only where a span, the
+  // selection, the pending first click or the caret begins or ends; each marked stretch one element with its classes,
+  // the caret's character always one of its own (to scroll to; framed when keys are in use), the [missing] token
+  // one. Only the stretches that changed are replaced (the same ones at the start and the end are kept).
   function paint(seg) {
-    const n = seg.units.length;
-    const cls = new Array(n).fill("u");
-    seg.spans.forEach((span) => {
-      const a = unitIndex(seg.units, span.start), b = unitIndex(seg.units, span.end - 1);
+    const units = seg.units, n = units.length;
+    const cls = new Array(n).fill(""), owner = new Int32Array(n).fill(-1), ends = [];
+    seg.spans.forEach((span, j) => {
+      const a = unitIndex(units, span.start), b = unitIndex(units, span.end - 1);
       const extra = ` sp ${sevClass(span.severity)}${undecided(span) ? " sug" : ""}` +
         `${st.active === span ? " act" : ""}${catOk(span.category) ? "" : " nocat"}`;
-      for (let i = a; i <= b; i++) cls[i] += extra + (i === a ? " s0" : "") + (i === b ? " s1" : "");
+      ends.push([a, b]);
+      for (let i = a; i <= b; i++) [cls[i], owner[i]] = [extra, j];
     });
     if (seg.anchor !== null) {
       const [a, b] = [Math.min(seg.anchor, seg.caret), Math.max(seg.anchor, seg.caret)];
       for (let i = a; i <= b; i++) cls[i] += " sel";
     }
     if (seg.pending !== null) cls[seg.pending] += " pend";
-    if (seg.focused && st.kbd && n) cls[seg.caret] += " caret";  // (not after a drag or a tap: a key shows it)
-    seg.units.forEach((u, i) => {
-      const c = (u.missing ? "miss " : "") + cls[i];
-      if (u.el.className !== c) u.el.className = c;
-    });
+    const caret = n ? Math.min(seg.caret, n - 1) : -1;
+    if (caret >= 0 && seg.focused && st.kbd) cls[caret] += " caret";  // (not after a drag or a tap: a key shows it)
+    const runs = [];
+    for (let i = 0; i < n;) {
+      let j = i + 1;
+      if (i !== caret && !units[i].missing) {
+        while (j < n && j !== caret && !units[j].missing && cls[j] === cls[i] && owner[j] === owner[i]) j++;
+      }
+      const o = owner[i];
+      const c = o < 0 ? cls[i] : cls[i] + (ends[o][0] === i ? " s0" : "") + (ends[o][1] === j - 1 ? " s1" : "");
+      const wrap = c !== "" || i === caret || units[i].missing;
+      runs.push({a: i, b: j, cls: wrap ? `u${units[i].missing ? " miss" : ""}${c}` : null});
+      i = j;
+    }
+    const old = seg.runs, same = (x, y) => x.a === y.a && x.b === y.b && x.cls === y.cls;
+    let p = 0, q = 0;
+    for (; p < old.length && p < runs.length && same(old[p], runs[p]); p++) runs[p] = old[p];
+    while (q < old.length - p && q < runs.length - p && same(old[old.length - 1 - q], runs[runs.length - 1 - q])) {
+      runs[runs.length - 1 - q] = old[old.length - 1 - q];
+      q++;
+    }
+    if (p < old.length - q || p < runs.length - q) {
+      const frag = document.createDocumentFragment();
+      for (let r = p; r < runs.length - q; r++) {
+        const run = runs[r], u = units[run.a];
+        const text = u.missing ? words.missing : seg.text.slice(u.start, units[run.b - 1].end);
+        run.node = run.cls === null ? document.createTextNode(text) : el("span", {className: run.cls,
+          dir: u.missing ? "ltr" : null, "data-testid": u.missing ? "evalkit-missing" : null}, text);
+        frag.append(run.node);
+      }
+      for (let r = p; r < old.length - q; r++) old[r].node.remove();
+      seg.box.insertBefore(frag, q ? runs[runs.length - q].node : null);
+    }
+    seg.runs = runs;
+    seg.hover.hidden = true;
     seg.cancel.hidden = seg.pending === null && !seg.resize;
     seg.note.hidden = !seg.msg.textContent && seg.cancel.hidden;
+  }
+
+  // the stretch drawn (paint) that holds unit i (binary search)
+  function runOf(seg, i) {
+    const runs = seg.runs;
+    let lo = 0, hi = runs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (runs[mid].a <= i) lo = mid; else hi = mid - 1;
+    }
+    return runs[lo];
+  }
+
+  // where unit i is drawn (its glyphs' box, a Range over its text; the [missing] token's element)
+  function unitRect(seg, i) {
+    const run = runOf(seg, i), u = seg.units[i];
+    if (u.missing) return run.node.getBoundingClientRect();
+    const text = run.cls === null ? run.node : run.node.firstChild, base = seg.units[run.a].start;
+    const range = document.createRange();
+    range.setStart(text, u.start - base);
+    range.setEnd(text, u.end - base);
+    return range.getBoundingClientRect();
+  }
+
+  // scroll the caret's character into view (it is always an element of its own: paint)
+  function reveal(seg) {
+    if (seg.units.length) runOf(seg, seg.caret).node.scrollIntoView({block: "nearest"});
   }
 
   // the list of an output's errors under its text (for review; screen readers read it as a list)
@@ -485,7 +545,7 @@ function build(root, data, send) {
     seg.caret = unitIndex(seg.units, span.start);
     if (focus) seg.box.focus({preventScroll: true});
     activate(seg, span);
-    seg.units[seg.caret].el.scrollIntoView({block: "nearest"});
+    reveal(seg);
     announce(describe(seg, span));
   }
 
@@ -567,14 +627,15 @@ function build(root, data, send) {
 
   // the toolbox under the span's last character, kept inside its segment's width
   function place(seg, span) {
-    const last = seg.units[unitIndex(seg.units, span.end - 1)].el.getBoundingClientRect();
-    const first = seg.units[unitIndex(seg.units, span.start)].el.getBoundingClientRect();
+    const last = unitRect(seg, unitIndex(seg.units, span.end - 1));
+    const first = unitRect(seg, unitIndex(seg.units, span.start));
     const box = seg.block.getBoundingClientRect();
     const width = tools.offsetWidth;
     const rtl = getComputedStyle(seg.box).direction === "rtl";
     let left = (rtl ? first.right - width : first.left) - box.left;
     left = Math.max(0, Math.min(left, box.width - width));
-    const top = last.bottom - box.top + 6;
+    const below = seg.units[unitIndex(seg.units, span.end - 1)].missing ? 0 : pad(seg);  // (its padding, underline)
+    const top = last.bottom + below - box.top + 6;
     tools.style.left = `${left}px`;
     tools.style.top = `${top}px`;
     // floating past the text's bottom it would cover what follows (the keys, the list of errors): room is made
@@ -637,11 +698,6 @@ function build(root, data, send) {
 
   function wireText(seg) {
     const box = seg.box;
-    const unitOf = (node) => {
-      const u = node && node.closest ? node.closest("[data-u]") : null;
-      return u && u.parentNode === box ? Number(u.dataset.u) : null;
-    };
-    const under = (e) => unitOf((root.elementFromPoint ? root : document).elementFromPoint(e.clientX, e.clientY));
     box.addEventListener("focus", () => {
       seg.focused = true;
       // (Tab into the text: the caret shows; a focus that follows a press or a click does not show it)
@@ -651,20 +707,28 @@ function build(root, data, send) {
     box.addEventListener("blur", () => { seg.focused = false; paint(seg); });
     box.addEventListener("pointerdown", (e) => {
       if (e.pointerType === "mouse" && e.button !== 0) return;
-      const i = unitOf(e.target);
+      const i = unitAt(seg, e.clientX, e.clientY, true);
       seg.twin = null;
       if (i === null) return;
-      st.drag = {seg, from: i, to: i, mouse: e.pointerType === "mouse"};
+      st.drag = {seg, from: i, to: i, mouse: e.pointerType === "mouse", double: false};
       if (st.drag.mouse) {
-        e.preventDefault();  // no native selection; our own is drawn
         box.focus({preventScroll: true});
         box.setPointerCapture(e.pointerId);
       }
     });
-    box.addEventListener("pointermove", (e) => {
+    box.addEventListener("mousedown", (e) => {  // (after pointerdown)
       const d = st.drag;
       if (!d || d.seg !== seg || !d.mouse) return;
-      const i = under(e) ?? nearest(seg, e.clientX, e.clientY);  // (off the characters: the nearest one)
+      e.preventDefault();  // no native selection; our own is drawn
+      // the press's count of clicks: a double click (told here: the first click draws the character pressed anew,
+      // and the browser then fires no "dblclick")
+      d.double = e.detail === 2;
+    });
+    box.addEventListener("pointermove", (e) => {
+      const d = st.drag;
+      if (!d && e.pointerType === "mouse") hover(seg, e.clientX, e.clientY);
+      if (!d || d.seg !== seg || !d.mouse) return;
+      const i = unitAt(seg, e.clientX, e.clientY, false);  // (off the characters: the nearest one)
       if (i === d.to) return;
       d.to = i;
       seg.pending = null;
@@ -673,6 +737,7 @@ function build(root, data, send) {
       paint(seg);
     });
     box.addEventListener("pointercancel", () => { st.drag = null; });  // a touch that scrolls the page
+    box.addEventListener("pointerleave", () => { seg.hover.hidden = true; });
     box.addEventListener("pointerup", (e) => {
       const d = st.drag;
       st.drag = null;
@@ -680,28 +745,114 @@ function build(root, data, send) {
       if (d.mouse && box.hasPointerCapture(e.pointerId)) box.releasePointerCapture(e.pointerId);
       // a drag that ends off the characters ends at the nearest one; outside the text it always makes the span
       const r = box.getBoundingClientRect(), x = e.clientX, y = e.clientY;
-      const end = d.mouse ? under(e) ?? nearest(seg, x, y) : d.to;
+      const end = d.mouse ? unitAt(seg, x, y, false) : d.to;
       const out = d.mouse && !(x >= r.left && x <= r.right && y >= r.top && y <= r.bottom);
       if (end !== d.from || out) commit(seg, d.from, end);
       else tap(seg, d.from);
-    });
-    // a double click on a character: the word around it (the two clicks made it a one-character span: widened)
-    box.addEventListener("dblclick", () => {
-      if (seg.twin && seg.spans.includes(seg.twin) && !data.wordLevel) toWord(seg, seg.twin);
-      seg.twin = null;
+      // a double click on a character: the word around it (the two clicks made it a one-character span: widened)
+      if (d.double && d.mouse && seg.twin && seg.spans.includes(seg.twin) && !data.wordLevel) toWord(seg, seg.twin);
+      if (d.double) seg.twin = null;
     });
     box.addEventListener("keydown", (e) => key(seg, e));
   }
 
-  // the character nearest to a point (the nearest line first, then the nearest character on it)
+  // ---- where the characters are: the browser's caret position at a point, Ranges' rectangles ----
+
+  // the shadow roots around the text (caretPositionFromPoint looks only into those it is given)
+  function shadowRoots(node) {
+    const out = [];
+    for (let r = node.getRootNode(); typeof ShadowRoot !== "undefined" && r instanceof ShadowRoot;
+      r = r.host.getRootNode()) out.push(r);
+    return out;
+  }
+
+  // the caret position the browser finds at a point, as k (between units k - 1 and k; the [missing] token's own
+  // index on it), or null when it is not in this text (another element is there, or the browser cannot tell)
+  function boundaryAt(seg, x, y) {
+    let node = null, offset = 0;
+    if (document.caretPositionFromPoint) {
+      try {
+        const p = document.caretPositionFromPoint(x, y, {shadowRoots: shadowRoots(seg.box)});
+        if (p) [node, offset] = [p.offsetNode, p.offset];
+      } catch (e) { node = null; }
+    }
+    if (!(node && seg.box.contains(node)) && document.caretRangeFromPoint) {  // (a browser without the former)
+      const r = document.caretRangeFromPoint(x, y);
+      if (r) [node, offset] = [r.startContainer, r.startOffset];
+    }
+    if (!node || !seg.box.contains(node)) return null;
+    const units = seg.units, runs = seg.runs;
+    if (node === seg.box) return offset < runs.length ? runs[offset].a : units.length;
+    const own = node.parentNode === seg.box ? node : node.parentNode;  // (a marked stretch's text: its element)
+    const run = runs.find((r) => r.node === own);
+    if (!run) return null;
+    if (units[run.a].missing) return run.a;
+    if (node === own && node.nodeType !== Node.TEXT_NODE) return offset ? run.b : run.a;
+    const at = units[run.a].start + offset;
+    return at >= seg.text.length ? units.length - (data.missingToken ? 1 : 0) : unitIndex(units, at);
+  }
+
+  const distance = (r, x, y) => Math.max(0, r.top - y, y - r.bottom) * 1e4 + Math.max(0, r.left - x, x - r.right);
+  // a marked stretch's padding and underline below and above its glyphs (spans.css: .evalkit-text .u)
+  const pad = (seg) => parseFloat(getComputedStyle(seg.box).fontSize) * 0.2 + 2;
+
+  // the character at a point: of the two around the browser's caret position there, the nearer (where the browser
+  // finds none in this text: the nearest of all); with `strict`, null unless the point is on it (or its padding)
+  function unitAt(seg, x, y, strict) {
+    const n = seg.units.length;
+    if (!n) return null;
+    const k = boundaryAt(seg, x, y);
+    let best = null, bd = Infinity;
+    if (k === null) best = nearest(seg, x, y);
+    else {
+      for (const i of [k - 1, k]) {
+        if (i < 0 || i >= n) continue;
+        const d = distance(unitRect(seg, i), x, y);
+        if (d < bd) [bd, best] = [d, i];
+      }
+    }
+    if (!strict) return best;
+    const r = unitRect(seg, best);
+    return x >= r.left - 1 && x <= r.right + 1 && y >= r.top - pad(seg) && y <= r.bottom + pad(seg) ? best : null;
+  }
+
+  // two rectangles on the same line (they overlap vertically: lines are further apart than glyphs are tall)
+  const sameLine = (r, s) => r.top < s.bottom && s.top < r.bottom;
+
+  // the character nearest to a point: the nearest line (lines follow the text's order: a binary search), then the
+  // nearest character on it
   function nearest(seg, x, y) {
-    let best = 0, bd = Infinity;
-    seg.units.forEach((u, i) => {
-      const r = u.el.getBoundingClientRect();
-      const d = Math.max(0, r.top - y, y - r.bottom) * 1e4 + Math.max(0, r.left - x, x - r.right);
-      if (d < bd) [bd, best] = [d, i];
-    });
+    const n = seg.units.length;
+    let lo = 0, hi = n - 1;
+    while (lo < hi) {  // the first character whose line is not above y
+      const mid = (lo + hi) >> 1;
+      if (unitRect(seg, mid).bottom < y) lo = mid + 1; else hi = mid;
+    }
+    let line = unitRect(seg, lo);
+    if (lo > 0 && y < line.top) {  // between two lines: the nearer
+      const above = unitRect(seg, lo - 1);
+      if (y - above.bottom < line.top - y) [lo, line] = [lo - 1, above];
+    }
+    let best = lo, bd = Infinity;
+    for (const step of [-1, 1]) {
+      for (let i = lo; i >= 0 && i < n; i += step) {
+        const r = unitRect(seg, i);
+        if (!sameLine(r, line)) break;
+        const d = distance(r, x, (line.top + line.bottom) / 2);
+        if (d < bd) [bd, best] = [d, i];
+      }
+    }
     return best;
+  }
+
+  // the character under a mouse, tinted (where a click would go; a span has its own hover: spans.css)
+  function hover(seg, x, y) {
+    const i = unitAt(seg, x, y, true);
+    seg.hover.hidden = i === null || !!spanAt(seg, i);
+    if (seg.hover.hidden) return;
+    const r = unitRect(seg, i), b = seg.block.getBoundingClientRect(), p = seg.units[i].missing ? 0 : pad(seg) - 2;
+    Object.assign(seg.hover.style, {left: `${r.left - b.left}px`, top: `${r.top - p - b.top}px`,
+      width: `${r.width}px`, height: `${r.height + 2 * p + 2}px`});
   }
 
   // a click or a tap on character i: opens the span there, or starts (then ends) a new one
@@ -733,7 +884,6 @@ function build(root, data, send) {
     if (extend && seg.anchor === null) seg.anchor = seg.caret;
     if (!extend) seg.anchor = null;
     seg.caret = to;
-    seg.units[to].el.scrollIntoView({block: "nearest"});
     const span = spanAt(seg, to);
     if (span && seg.anchor === null && !seg.resize) {
       if (st.active !== span) activate(seg, span);
@@ -742,6 +892,7 @@ function build(root, data, send) {
       if (st.active && !seg.resize) deactivate();
       paint(seg);
     }
+    reveal(seg);
     const u = seg.units[to];
     const what = u.space ? words.space : u.text;
     announce(span && seg.anchor === null ? `${what}, ${describe(seg, span)}` : what);
@@ -749,14 +900,14 @@ function build(root, data, send) {
 
   // the unit on the line above (dir -1) or below (+1), nearest in x
   function vertical(seg, dir) {
-    const units = seg.units, cur = units[seg.caret].el.getBoundingClientRect();
+    const units = seg.units, cur = unitRect(seg, seg.caret);
     const x = (cur.left + cur.right) / 2;
     let best = null, line = null, dx = Infinity;
     for (let i = seg.caret + dir; i >= 0 && i < units.length; i += dir) {
-      const r = units[i].el.getBoundingClientRect();
-      if (dir > 0 ? r.top < cur.bottom - 2 : r.bottom > cur.top + 2) continue;
-      if (line === null) line = r.top;
-      else if (Math.abs(r.top - line) > 2) break;
+      const r = unitRect(seg, i);
+      if (sameLine(r, cur)) continue;  // (still the caret's line)
+      if (line === null) line = r;
+      else if (!sameLine(r, line)) break;
       const d = Math.abs((r.left + r.right) / 2 - x);
       if (d < dx) [dx, best] = [d, i];
     }

@@ -103,7 +103,7 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         questions = plan_of(config, database, token)
         tutorial = questions[0]
         assert tutorial.check is not None and tutorial.check.type == "tutorial"
-        expect(page.get_by_text("Practice question")).to_be_visible()
+        expect(page.get_by_text("Practice question: this one is not counted.")).to_be_visible()
         answer(page, tutorial, "bad")  # a wrong practice answer: the feedback, and the question stays
         expect(page.get_by_text("Not quite.")).to_be_visible()
         assert "advertises the spa" in " ".join(problems(page))
@@ -113,7 +113,7 @@ def run_evaluator(browser: Any, url: str, config: Path, database: Path, *, pid: 
         answer(page, tutorial, "good")
         for q in questions[1:]:
             expect(page.get_by_text(f"Question {q.index + 1} of {len(questions)}")).to_be_visible()
-            assert problems(page) == [] and page.get_by_text("Practice question").count() == 0
+            assert problems(page) == [] and page.get_by_text("Practice question: this one is not counted.").count() == 0
             html = page.content()
             for secret in ("gold01", "gold02", "tutorial1", "attention", "C1A2B3", "C9FAIL"):
                 assert secret not in html, secret

@@ -22,23 +22,24 @@ from evalkit.store import open_store
 from evalkit.tasks.spans import segments_of, suggestions
 from tests.e2e.conftest import OUT
 from tests.e2e.steps import start_session, token_of, wait_for_app_run
+from tests.e2e.test_spans_widget import GRAPHEME_CENTRE
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e
 
 CASES = [("esa", 1280, "mouse"), ("mqm", 1280, "keyboard"), ("esa-ai", 390, "touch")]
 
-#: the widget's character numbers (its ``data-u``: graphemes, the [missing] token last) of a UTF-16 range
+#: the widget's character numbers (graphemes of the box's text, the [missing] token last, as GRAPHEME_CENTRE counts
+#: them) of the first and the last character of a UTF-16 range
 UNITS = """(box, [start, end]) => {
-  let pos = 0, first = -1, last = -1;
-  for (const u of box.querySelectorAll(':scope > [data-u]')) {
-    const i = Number(u.dataset.u);
-    const len = u.classList.contains('miss') ? 1 : u.textContent.length;
-    if (pos === start) first = i;
-    pos += len;
-    if (pos === end) last = i;
-  }
-  return [first, last];
+  const token = box.querySelector('[data-testid=evalkit-missing]');
+  const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  let text = '';
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) if (!token || !token.contains(n)) text += n.data;
+  const units = [...new Intl.Segmenter(undefined, {granularity: 'grapheme'}).segment(text)]
+    .map((g) => [g.index, g.index + g.segment.length]);
+  if (token) units.push([text.length, text.length + 1]);
+  return [units.findIndex((u) => u[0] === start), units.findIndex((u) => u[1] === end)];
 }"""
 
 
@@ -57,18 +58,19 @@ def _mark(page: Any, box: Any, start: int, end: int, severity: int, how: str, ca
             page.keyboard.press("Shift+ArrowRight")
         page.keyboard.press(str(severity))
     else:
-        unit = lambda i: box.locator(f":scope > [data-u='{i}']")  # noqa: E731
+        box.scroll_into_view_if_needed()
+        unit = lambda i: box.evaluate(GRAPHEME_CENTRE, i)  # noqa: E731  (its centre, {x, y})
         if how == "touch":
-            unit(first).tap()
-            unit(last).tap()
+            page.touchscreen.tap(**unit(first))
+            page.touchscreen.tap(**unit(last))
         else:
-            a, b = unit(first).bounding_box(), unit(last).bounding_box()
-            page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+            a, b = unit(first), unit(last)
+            page.mouse.move(a["x"], a["y"])
             page.mouse.down()
-            page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=5)
+            page.mouse.move(b["x"], b["y"], steps=5)
             page.mouse.up()
             if first == last:  # a drag over one character: a click on it, then the same again
-                unit(first).click()
+                page.mouse.click(a["x"], a["y"])
         button = tools.get_by_role("button").filter(has_text=f"{severity} ")
         button.first.tap() if how == "touch" else button.first.click()
     if category is not None:

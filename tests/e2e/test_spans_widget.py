@@ -70,16 +70,42 @@ def _shot(page: Any, name: str, width: int) -> None:
     page.screenshot(path=str(SCREENS / f"spans-{name}-{width}.png"), full_page=True)
 
 
-def _char(page: Any, index: int) -> Any:
-    """The widget's character ``index`` (a grapheme: the emoji is one) of the first output segment."""
-    return page.get_by_test_id("evalkit-text").first.locator(f"[data-u='{index}']")
+#: the centre ({x, y}, in the page's client pixels) of character ``i`` of the widget's text box it is evaluated on:
+#: a grapheme, counted as the widget counts them (Intl.Segmenter; the [missing] token after the last), found with a
+#: Range over the box's text nodes (the widget draws text, not an element per character)
+GRAPHEME_CENTRE = """(box, i) => {
+  const token = box.querySelector('[data-testid=evalkit-missing]');
+  const nodes = [];
+  const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) if (!token || !token.contains(n)) nodes.push(n);
+  const text = nodes.map((n) => n.data).join('');
+  const units = [...new Intl.Segmenter(undefined, {granularity: 'grapheme'}).segment(text)];
+  let rect;
+  if (i === units.length && token) rect = token.getBoundingClientRect();
+  else {
+    let at = units[i].index;
+    const node = nodes.find((n) => at < n.data.length || ((at -= n.data.length), false));
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + units[i].segment.length);
+    rect = range.getBoundingClientRect();
+  }
+  return {x: rect.left + rect.width / 2, y: rect.top + rect.height / 2};
+}"""
 
 
-def _drag(page: Any, first: Any, last: Any) -> None:
-    a, b = first.bounding_box(), last.bounding_box()
-    page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+def _char(page: Any, index: int) -> dict[str, float]:
+    """The centre of the widget's character ``index`` (a grapheme: the emoji is one) of the first output segment,
+    scrolled into view."""
+    box = page.get_by_test_id("evalkit-text").first
+    box.scroll_into_view_if_needed()
+    return box.evaluate(GRAPHEME_CENTRE, index)
+
+
+def _drag(page: Any, a: dict[str, float], b: dict[str, float]) -> None:
+    page.mouse.move(a["x"], a["y"])
     page.mouse.down()
-    page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=6)
+    page.mouse.move(b["x"], b["y"], steps=6)
     page.mouse.up()
 
 
@@ -117,8 +143,8 @@ def test_spans_widget_mouse_keyboard_touch(start_app, browser, tmp_path, width: 
 
         dog = TEXT.index("dog")
         if phone:  # a tap on the first character, a tap on the last
-            _char(page, _grapheme(dog)).tap()
-            _char(page, _grapheme(dog + 2)).tap()
+            page.touchscreen.tap(**_char(page, _grapheme(dog)))
+            page.touchscreen.tap(**_char(page, _grapheme(dog + 2)))
         else:
             _drag(page, _char(page, _grapheme(dog)), _char(page, _grapheme(dog + 2)))
         expect(page.get_by_test_id("evalkit-item")).to_have_count(2)
