@@ -529,10 +529,10 @@ function build(root, data, send) {
     if (!span) hideTools();
   }
 
-  function deactivate() {
+  function deactivate(keepRoom) {
     const seg = st.active && st.active.seg;
     st.active = null;
-    hideTools();
+    hideTools(keepRoom);
     if (seg) {
       seg.resize = null;
       paint(seg);
@@ -647,8 +647,12 @@ function build(root, data, send) {
     st.room = room > 0 ? seg : null;
   }
 
-  function hideTools() {
+  // keepRoom: the room made under a text for the toolbox stays (a first click elsewhere closes the toolbox: were
+  // the room to go, the text below would move up under the pointer before the second click); it goes when the
+  // next toolbox is placed, or on the next hideTools()
+  function hideTools(keepRoom) {
     tools.hidden = true;
+    if (keepRoom) return;
     if (st.room) st.room.box.style.marginBottom = "";
     st.room = null;
   }
@@ -677,6 +681,7 @@ function build(root, data, send) {
 
   function cancel(seg) {  // Esc, or "Cancel": no half-made span, no extent being changed
     seg.anchor = seg.pending = seg.resize = null;
+    if (!st.active) hideTools();  // (a room kept for a click-click goes too)
     say(seg, "");
     deactivate();
     paint(seg);
@@ -710,6 +715,13 @@ function build(root, data, send) {
       const i = unitAt(seg, e.clientX, e.clientY, true);
       seg.twin = null;
       if (i === null) return;
+      st.outputs.forEach((o) => o.segs.forEach((other) => {  // a half-made span elsewhere is left: it is dropped
+        if (other !== seg && other.pending !== null) {
+          other.pending = null;
+          say(other, "");
+          paint(other);
+        }
+      }));
       st.drag = {seg, from: i, to: i, mouse: e.pointerType === "mouse", double: false};
       if (st.drag.mouse) {
         box.focus({preventScroll: true});
@@ -728,7 +740,7 @@ function build(root, data, send) {
       const d = st.drag;
       if (!d && e.pointerType === "mouse") hover(seg, e.clientX, e.clientY);
       if (!d || d.seg !== seg || !d.mouse) return;
-      const i = unitAt(seg, e.clientX, e.clientY, false);  // (off the characters: the nearest one)
+      const i = dragEnd(seg, e.clientX, e.clientY);  // (off the characters: the nearest one)
       if (i === d.to) return;
       d.to = i;
       seg.pending = null;
@@ -745,7 +757,7 @@ function build(root, data, send) {
       if (d.mouse && box.hasPointerCapture(e.pointerId)) box.releasePointerCapture(e.pointerId);
       // a drag that ends off the characters ends at the nearest one; outside the text it always makes the span
       const r = box.getBoundingClientRect(), x = e.clientX, y = e.clientY;
-      const end = d.mouse ? unitAt(seg, x, y, false) : d.to;
+      const end = d.mouse ? dragEnd(seg, x, y) : d.to;
       const out = d.mouse && !(x >= r.left && x <= r.right && y >= r.top && y <= r.bottom);
       if (end !== d.from || out) commit(seg, d.from, end);
       else tap(seg, d.from);
@@ -816,6 +828,15 @@ function build(root, data, send) {
     return x >= r.left - 1 && x <= r.right + 1 && y >= r.top - pad(seg) && y <= r.bottom + pad(seg) ? best : null;
   }
 
+  // where a drag ends: the character under the pointer, or off the characters the nearest one; but the [missing]
+  // token only when the pointer is on it (an overshoot past the last word is not an omission too)
+  function dragEnd(seg, x, y) {
+    const on = unitAt(seg, x, y, true);
+    if (on !== null) return on;
+    const i = unitAt(seg, x, y, false);
+    return i !== null && i > 0 && seg.units[i].missing ? i - 1 : i;
+  }
+
   // two rectangles on the same line (they overlap vertically: lines are further apart than glyphs are tall)
   const sameLine = (r, s) => r.top < s.bottom && s.top < r.bottom;
 
@@ -868,7 +889,7 @@ function build(root, data, send) {
     }
     if (seg.pending === null) {
       seg.pending = i;
-      if (st.active && !seg.resize) deactivate();
+      if (st.active && !seg.resize) deactivate(true);  // (the layout stays until the second click)
       say(seg, seg.resize ? (st.touch ? words.resizeTap : words.resize) : st.touch ? words.tapEnd : words.clickEnd);
       paint(seg);
       return;

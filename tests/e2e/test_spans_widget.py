@@ -215,3 +215,65 @@ def test_spans_widget_mouse_keyboard_touch(start_app, browser, tmp_path, width: 
         assert kept == {(w[1], w[2]) for w in want if w[4] != "suggested-deleted"}  # (code points: no --config)
     finally:
         context.close()
+
+
+DOC = ["The museum opens at nine.", "Opening hours change on Sunday.", "Entry is free for children."]
+
+
+def test_a_document_mouse_work_across_segments_marks_what_was_meant(start_app, browser, tmp_path) -> None:
+    """A three-segment document at 1280 px: a word dragged in segment 1 (its toolbox open under it), then a word
+    double-clicked in segment 2 and one marked by two clicks in segment 3 (the text below must not move between
+    the two clicks when the first closes the toolbox), and a drag in segment 1 that overshoots past the text's end
+    (it ends at the last character, not on the [missing] token): exactly those spans are stored."""
+    from playwright.sync_api import expect
+
+    data = tmp_path / "datasets"
+    data.mkdir(parents=True)
+    item = {"id": "d1", "segments": [{"input": f"Quelle {k}.", "outputs": {"sysA": text, "sysB": text}}
+                                     for k, text in enumerate(DOC)]}
+    (data / "mt.jsonl").write_text(json.dumps(item) + "\n", encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(_study(tmp_path / "unused").read_text().replace("prefill = true\n", ""), encoding="utf-8")
+    database = tmp_path / "responses.sqlite"
+    url = start_app(config, database, "spans-document")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        start_session(page, url, "Annotator")
+        page.get_by_role("button", name="Begin").click()
+        wait_for_app_run(page)
+        boxes = page.get_by_test_id("evalkit-text")
+        expect(boxes).to_have_count(3)
+
+        def centre(s: int, i: int) -> dict[str, float]:
+            boxes.nth(s).scroll_into_view_if_needed()
+            return boxes.nth(s).evaluate(GRAPHEME_CENTRE, i)
+
+        museum = DOC[0].index("museum")
+        _drag(page, centre(0, museum), centre(0, museum + 5))
+        expect(page.get_by_test_id("evalkit-tools")).to_be_visible()
+        hours = centre(1, DOC[1].index("hours") + 2)
+        page.mouse.dblclick(hours["x"], hours["y"])
+        entry = DOC[2].index("free")
+        first = centre(2, entry)
+        page.mouse.click(first["x"], first["y"])
+        last = centre(2, entry + 3)
+        page.mouse.click(last["x"], last["y"])
+        nine = DOC[0].index("nine")
+        start = centre(0, nine)
+        end = boxes.nth(0).bounding_box()
+        _drag(page, start, {"x": end["x"] + end["width"] - 5, "y": end["y"] + end["height"] + 60})
+        expect(page.get_by_test_id("evalkit-item")).to_have_count(4)
+        _shot(page, "document", 1280)
+        slider = page.get_by_test_id("evalkit-slider").first
+        slider.focus()
+        page.keyboard.press("End")
+        page.get_by_test_id("evalkit-next").click()
+        wait_for_app_run(page)
+        expect(page.get_by_text("Thank you")).to_be_visible(timeout=20_000)
+        with open_store(database) as store:
+            rows = store.spans()
+        assert sorted((r["segment"], r["text"]) for r in rows) == [
+            (0, "museum"), (0, "nine."), (1, "hours"), (2, "free")]
+    finally:
+        context.close()
