@@ -66,7 +66,8 @@ runtime.MESSAGE_FLUSH_INTERVAL_SECS = 0.0  # as app.py sets it (ui.send_messages
 COMPONENT_DIR = Path(__COMPONENT__)
 SPANS = components_v2.component(
     "evalkit_spans", js=(COMPONENT_DIR / "spans.js").read_text(encoding="utf-8"),
-    css=(COMPONENT_DIR / "spans.css").read_text(encoding="utf-8"), isolate_styles=True)
+    css=(Path(__COMMON__).read_text(encoding="utf-8") if Path(__COMMON__).is_file() else "")
+    + (COMPONENT_DIR / "spans.css").read_text(encoding="utf-8"), isolate_styles=True)
 DOC = json.loads((Path(__file__).parent / "document.json").read_text(encoding="utf-8"))
 what = st.radio("Draw", ["nothing", *__DRAWS__], horizontal=True, key="what")
 n = st.session_state["n"] = st.session_state.get("n", 0) + 1
@@ -232,7 +233,8 @@ def write_document(folder: Path, component: Path) -> list[str]:
     segments = [" ".join(words[k:k + WORDS // SEGMENTS]) for k in range(0, WORDS, WORDS // SEGMENTS)]
     segments = [s if s.endswith(".") else s + "." for s in segments]
     (folder / "document.json").write_text(json.dumps(segments, ensure_ascii=False), encoding="utf-8")
-    page = SCRIPT.replace("__COMPONENT__", repr(str(component))).replace("__DRAWS__", repr(list(DRAWS)))
+    page = SCRIPT.replace("__COMPONENT__", repr(str(component))).replace("__DRAWS__", repr(list(DRAWS))).replace(
+        "__COMMON__", repr(str(component.parent / "common.css")))  # (what the widgets share, sent first, as the app)
     (folder / "page.py").write_text(page, encoding="utf-8")
     return segments
 

@@ -66,6 +66,7 @@ from .survey_screen import PRACTICE_NOTE, Renderers, instructions_gate, pause_ga
 from .widgets import (
     bracket_safe,
     cards_html,
+    component_css,
     hide_slider_ticks,
     item_card,
     item_question_header,
@@ -103,6 +104,7 @@ __all__ = [
     "clear_mark_css",
     "clear_mark_when_checked",
     "clock_key",
+    "component_css",
     "database_override",
     "dismissed_pause",
     "elapsed_ms",

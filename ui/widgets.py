@@ -18,6 +18,7 @@ import streamlit as st
 from evalkit.sampling import Question
 from evalkit.survey import Step, progress_label
 
+from .navigation import APP_DIR
 from .session import Context
 
 
@@ -183,3 +184,10 @@ def paper_graph(dot: str, compact: str) -> None:
         st.caption("Each node shows its label; its whole text is in the list below the graph.")
     with st.container(key="paper-graph-phone"):
         st.graphviz_chart(compact)
+
+
+def component_css(name: str) -> str:
+    """The stylesheet of the custom component ``components/<name>/``: what evalkit's widgets share
+    (``components/common.css``: the theme, the scales, the marks, "Next"), then its own ``<name>.css``."""
+    base = APP_DIR / "components"
+    return (base / "common.css").read_text(encoding="utf-8") + (base / name / f"{name}.css").read_text(encoding="utf-8")

@@ -44,7 +44,7 @@ COMPONENT_DIR = Path(__file__).resolve().parents[2] / "components" / "scores"
 #: The score widget, registered once per process (its JS and CSS are files of the repository, sent inline)
 SCORES = components_v2.component(
     "evalkit_scores", js=(COMPONENT_DIR / "scores.js").read_text(encoding="utf-8"),
-    css=(COMPONENT_DIR / "scores.css").read_text(encoding="utf-8"), isolate_styles=True)
+    css=ui.component_css("scores"), isolate_styles=True)
 
 
 def render(ctx: ui.Context) -> None:

@@ -29,7 +29,7 @@ COMPONENT_DIR = Path(__file__).resolve().parents[2] / "components" / "spans"
 #: The span widget, registered once per process (its JS and CSS are files of the repository, sent inline)
 SPANS = components_v2.component(
     "evalkit_spans", js=(COMPONENT_DIR / "spans.js").read_text(encoding="utf-8"),
-    css=(COMPONENT_DIR / "spans.css").read_text(encoding="utf-8"), isolate_styles=True)
+    css=ui.component_css("spans"), isolate_styles=True)
 
 
 def render(ctx: ui.Context) -> None:
