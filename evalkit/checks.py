@@ -233,10 +233,7 @@ def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple
                 raise ConfigError(f"{where}: check item {item.id!r}: 'expect' names scale {scale_id!r}, which the "
                                   f"task does not have ({', '.join(scales)})")
             s = scales[scale_id]
-            if (not isinstance(rng, list) or len(rng) != 2
-                    or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                               for v in rng)
-                    or not s.low <= rng[0] <= rng[1] <= s.high):
+            if not _within(rng, s):
                 raise ConfigError(f"{where}: check item {item.id!r}: the range of scale {scale_id!r} must be "
                                   f"[low, high] within {s.low}..{s.high}, got {rng!r}")
         return outputs, "ranges", json.dumps(expect, sort_keys=True)
@@ -252,10 +249,11 @@ def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple
                       f"systems ({', '.join(outputs)}), got {expect!r}")
 
 
-def _range(value: Any) -> bool:
+def _within(value: Any, scale: Any) -> bool:
+    """Whether ``value`` is a score range ``[low, high]`` of finite numbers within the scale's ends."""
     return (isinstance(value, list) and len(value) == 2 and all(
         isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
-        and value[0] <= value[1])
+        and scale.low <= value[0] <= value[1] <= scale.high)
 
 
 def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[str, Any]:
@@ -302,7 +300,7 @@ def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[st
         ranges: dict[str, list[float]] = {}
         for scale_id, bounds in (score or {}).items():
             s = scales.get(scale_id)
-            if s is None or not _range(bounds) or not s.low <= bounds[0] <= bounds[1] <= s.high:
+            if s is None or not _within(bounds, s):
                 raise ConfigError(f"{where}: 'expect' of {system!r}: a score range is [low, high] within a scale "
                                   f"of the task ({', '.join(f'{x.id} {x.low}..{x.high}' for x in scales.values())})"
                                   f", got {scale_id}: {bounds!r}")

@@ -57,30 +57,9 @@ def _index(value: Any, what: str) -> int:
     return value
 
 
-def from_utf16(text: str, offset: Any, *, missing_token: bool = False) -> int:
-    """The code-point index of a UTF-16 ``offset`` into ``text`` (a browser's ``selectionStart``); SpanError when
-    the offset is not a number, lies outside the text or falls inside a character (between the two halves of an
-    emoji's surrogate pair). With ``missing_token``, the offset one past the end (the end of the [missing] token
-    after the text) is ``len(text) + 1``."""
-    offset = _index(offset, "an offset")
-    units = 0
-    for index, char in enumerate(text):
-        if units == offset:
-            return index
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > offset:
-            raise SpanError(f"offset {offset} falls inside character {index} of the text")
-    if units == offset:
-        return len(text)
-    if missing_token and offset == units + 1:
-        return len(text) + 1
-    raise SpanError(f"offset {offset} is past the end of the text ({units} UTF-16 units)")
-
-
 class Utf16Offsets:
     """The code point of every UTF-16 offset of one text, computed once (a page sends many offsets into the same
-    output: converting each with :func:`from_utf16` walks the text again, which a hostile page sending thousands
-    could make cost seconds)."""
+    output: walking the text again for each, a hostile page sending thousands could make it cost seconds)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -93,7 +72,7 @@ class Utf16Offsets:
         self.units = units
 
     def code_point(self, offset: Any, *, missing_token: bool = False) -> int:
-        """As :func:`from_utf16`, in constant time."""
+        """The code point at UTF-16 ``offset`` (:func:`from_utf16`), in constant time."""
         offset = _index(offset, "an offset")
         point = self._points.get(offset)
         if point is not None:
@@ -105,6 +84,14 @@ class Utf16Offsets:
         if offset < self.units:
             raise SpanError(f"offset {offset} falls inside character {self._points[offset - 1]} of the text")
         raise SpanError(f"offset {offset} is past the end of the text ({self.units} UTF-16 units)"[:200])
+
+
+def from_utf16(text: str, offset: Any, *, missing_token: bool = False) -> int:
+    """The code-point index of a UTF-16 ``offset`` into ``text`` (a browser's ``selectionStart``); SpanError when
+    the offset is not a number, lies outside the text or falls inside a character (between the two halves of an
+    emoji's surrogate pair). With ``missing_token``, the offset one past the end (the end of the [missing] token
+    after the text) is ``len(text) + 1``. (Many offsets into one text: :class:`Utf16Offsets`, built once.)"""
+    return Utf16Offsets(text).code_point(offset, missing_token=missing_token)
 
 
 def to_utf16(text: str, index: int, *, missing_token: bool = False) -> int:
