@@ -22,7 +22,7 @@ import streamlit.components.v2 as components_v2
 
 import ui
 from evalkit.items import Item
-from evalkit.spans import FREE, to_utf16
+from evalkit.spans import to_utf16
 from evalkit.tasks.spans import SpansTask, record_spans, segments_of, suggestions
 
 COMPONENT_DIR = Path(__file__).resolve().parents[2] / "components" / "spans"
@@ -87,7 +87,7 @@ def widget_data(task: SpansTask, question: Any, item: Item, qid: str, refused: i
         categories = {top: list(subs) for top, subs in categories.items()}
     severities = [{"id": s, "label": s.capitalize(), "key": str(k)} for k, s in enumerate(task.severities, 1)]
     return {"qid": qid, "words": {"source": task.input_label}, "protocol": task.protocol, "severities": severities,
-            "categories": FREE if categories == FREE else categories, "missingToken": task.missing_token,
+            "categories": categories, "missingToken": task.missing_token,
             "wordLevel": task.word_level, "outputs": outputs,
             "scorePer": task.score_per if item.segments else "document",
             "scales": [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high,
