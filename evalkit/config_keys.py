@@ -406,7 +406,8 @@ SECTIONS: tuple[Section, ...] = (
                 "MQM only: `\"mqm-core\"` (the typology of Freitag et al. 2021: Accuracy, Fluency, Terminology, "
                 "Style, Locale convention with their subcategories, Source error, Non-translation, Other), a table "
                 "`{ Accuracy = [\"Mistranslation\", \"Omission\"], Fluency = [] }` (a category with an empty list "
-                "has no subcategories), or `\"free\"` (typed in, one line of at most 100 characters)."),
+                "has no subcategories), or `\"free\"` (typed in, one line of at most 100 characters). An ESA task "
+                "ignores it (`evalkit check` says so)."),
             Key("mqm_weights", "table of numbers ≥ 0", "minor 1, major 5, critical 25, neutral 0",
                 "The MQM score's weight of each severity, or of one category at a severity "
                 "(`\"minor:Fluency/Punctuation\" = 0.1` and `\"major:Non-translation\" = 25` are defaults, as "

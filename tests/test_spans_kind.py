@@ -94,7 +94,6 @@ def test_defaults_esa_and_mqm(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("extra", "message"), [
     ('protocol = "dqf"', "key 'protocol': must be one of 'esa', 'mqm'"),
-    ('categories = "mqm-core"', "key 'categories': only applies to protocol = \"mqm\""),
     ('protocol = "mqm"\ncategories = { "Acc/uracy" = [] }', "category 'Acc/uracy'"),
     ('protocol = "mqm"\ncategories = 3', "key 'categories': must be \"mqm-core\", \"free\" or a table"),
     ('severities = ["minor", "minor"]', "must be 1 to 9 distinct names"),
@@ -416,3 +415,43 @@ def test_the_examples_copy_of_pearmuts_tutorial_is_faithful() -> None:
         [(model, rule)] = x["validation"].items()
         assert item.check["expect"] == {model: {k: rule[k] for k in ("score", "error_spans") if k in rule}}
         assert item.check["feedback"] == rule["warning"]
+
+
+def test_the_issues_own_task_block_loads_as_written(tmp_path: Path) -> None:
+    """The [[tasks]] block of the issue, word for word (an ESA task that also names MQM's categories): it loads,
+    ESA takes no categories, and `evalkit check` says the key is ignored."""
+    (tmp_path / "datasets").mkdir()
+    items = [{"id": f"i{k}", "src": "Quelle.", "tgt": {"modelA": "Source a.", "modelB": "Source b."}}
+             for k in range(12)]
+    (tmp_path / "datasets" / "mt.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items), encoding="utf-8")
+    (tmp_path / "config.toml").write_text('''
+[study]
+title = "The issue's block"
+database = "r.sqlite"
+
+[[tasks]]
+kind = "spans"
+id = "esa"
+items = "datasets/mt.jsonl"          # items as today (input, outputs, reference, metrics), plus error_spans and documents below
+systems = ["modelA", "modelB"]
+questions = 10
+protocol = "esa"                     # "esa": spans with a severity, then the scales; "mqm": spans with severity and category
+severities = ["minor", "major"]      # default; MQM studies often add "critical"; an optional "neutral"
+categories = "mqm-core"              # mqm: "mqm-core" (the standard top level with subcategories), a table
+                                     # { Accuracy = ["Mistranslation", "Omission"], Fluency = [] }, or "free" (typed in)
+missing_token = true                 # a "[missing]" token after the text, to mark omissions
+word_level = false                   # true: span ends snap to word boundaries
+prefill = true                       # ESA-AI: an item's error_spans are shown as suggestions to keep, change or delete
+outputs_per_question = 1             # n > 1: n outputs of one item side by side, each annotated (contrastive ESA)
+min_score_without_spans = 80         # a score below this with no span asks "no errors marked: are you sure?" once
+[[tasks.scales]]                     # the scales of the score kind, asked after the spans (ESA: one 0-100 slider)
+id = "quality"
+type = "slider"
+''', encoding="utf-8")  # noqa: E501 - the issue's lines as written
+    loaded, task = task_of(tmp_path / "config.toml")
+    assert (task.protocol, task.severities, task.categories, task.missing_token, task.prefill) == (
+        "esa", ("minor", "major"), None, True, True)
+    assert task.min_score_without_spans == 80 and [s.id for s in task.scales] == ["quality"]
+    assert any("key 'categories' applies to protocol = \"mqm\" only" in w for w in loaded.warnings())
+    _, mqm = task_of(study(tmp_path / "b", 'protocol = "mqm"\ncategories = "mqm-core"'))
+    assert mqm.categories == dict(MQM_CORE)

@@ -97,6 +97,8 @@ class SpansTask:
     mqm_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     input_label: str = "Source"
     output_label: str = "Translation"
+    #: an ESA task given ``categories`` (the issue's own example does): read, checked, not used; said by check
+    categories_ignored: bool = False
     kind: Literal["spans"] = "spans"
 
 
@@ -104,8 +106,6 @@ def _categories(t: Table, protocol: str) -> str | dict[str, tuple[str, ...]] | N
     raw = t.get("categories", "mqm-core" if protocol == "mqm" else None)
     if raw is None:
         return None
-    if protocol != "mqm":
-        t.fail("categories", 'only applies to protocol = "mqm" (ESA spans have a severity only)')
     if raw == "mqm-core":
         return dict(MQM_CORE)
     if raw == FREE:
@@ -164,6 +164,8 @@ class SpansKind(OutputsKind):
             t.fail("severities", f"must be 1 to {MAX_SEVERITIES} distinct names (keys 1-9 set them), "
                                  f"got {list(severities)}")
         categories = _categories(t, protocol)
+        ignored = protocol != "mqm" and categories is not None
+        categories = None if ignored else categories  # (ESA spans have a severity only)
         scales = parse_scales(t, common, _ESA_SCALE if protocol == "esa" else None) \
             if protocol == "esa" or t.get("scales", None) is not None else ()
         minimum = t.get("min_score_without_spans", None)
@@ -181,7 +183,7 @@ class SpansKind(OutputsKind):
             missing_token=bool(t.get("missing_token", False)), word_level=bool(t.get("word_level", False)),
             prefill=bool(t.get("prefill", False)), outputs_per_question=per_question,
             min_score_without_spans=minimum, score_per=score_per, mqm_weights=_weights(t, severities),
-            input_label=input_label, output_label=output_label,
+            input_label=input_label, output_label=output_label, categories_ignored=ignored,
             question=t.str("question", "Mark the errors, then score the translation." if per_question == 1 else
                            "Mark the errors of each translation, then score each one."))
 
@@ -195,6 +197,13 @@ class SpansKind(OutputsKind):
                 "missing_token": task.missing_token,
                 "scales": [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high}
                            for s in task.scales]}
+
+    def warnings(self, task: SpansTask, file: Path, items: Mapping[Path, ItemSet]) -> list[str]:
+        said = super().warnings(task, file, items)
+        if task.categories_ignored:
+            said.append(f"{file.name}: [[tasks]] id {task.id!r}: key 'categories' applies to protocol = \"mqm\" "
+                        "only: this ESA task's spans have a severity and no category (the key is ignored)")
+        return said
 
     def outline(self, task: SpansTask, items: Mapping[Path, ItemSet]) -> str:
         n = task.outputs_per_question
