@@ -264,16 +264,21 @@ def included_sessions(sessions: pd.DataFrame, completed_only: bool = False,
     return sessions[keep]
 
 
-def max_failed_checks(frames: Frames) -> int:
-    """``[study.quality] max_failed_checks`` of the newest registered study version (0 when none says)."""
+def max_failed_checks(frames: Frames) -> int | float:
+    """``[study.quality] max_failed_checks`` of the newest registered study version (0 when none says): a count, or
+    a proportion (a float strictly between 0 and 1) of a session's attention checks."""
     found = [s.get("max_failed_checks") for s in frames.studies.values() if "max_failed_checks" in s]
-    return int(found[-1]) if found else 0
+    if not found:
+        return 0
+    value = found[-1]
+    return value if isinstance(value, float) and 0 < value < 1 else int(value)
 
 
-def check_results(sessions: pd.DataFrame, ev: pd.DataFrame, max_failed: int) -> pd.DataFrame:
+def check_results(sessions: pd.DataFrame, ev: pd.DataFrame, max_failed: int | float) -> pd.DataFrame:
     """Per session (``sessions`` order): attention checks passed and failed (first try), tutorial questions
     answered right the first time, and ``checks_result`` ``passed`` / ``failed`` (by
-    :func:`evalkit.checks.passes`), empty for a session without attention checks."""
+    :func:`evalkit.checks.passes`: ``max_failed`` a count, or a proportion of the session's attention checks),
+    empty for a session without attention checks."""
     out = pd.DataFrame({"session_id": sessions["session_id"].to_numpy()})
     zero = pd.Series(0, index=out.index)
     if "check_type" not in ev.columns or not ev["check_type"].notna().any():
@@ -292,7 +297,8 @@ def check_results(sessions: pd.DataFrame, ev: pd.DataFrame, max_failed: int) -> 
     out["tutorial_first_try"] = count((kind == "tutorial") & (ok == 1))
     any_check = (out["checks_passed"] + out["checks_failed"]) > 0
     out["checks_result"] = np.where(~any_check, "", np.where(
-        [passes(int(f), max_failed) for f in out["checks_failed"]], "passed", "failed"))
+        [passes(int(f), max_failed, int(f) + int(p)) for f, p in zip(out["checks_failed"], out["checks_passed"],
+                                                                  strict=True)], "passed", "failed"))
     return out
 
 

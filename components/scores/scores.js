@@ -6,6 +6,8 @@
 // missing score under its widget (yellow) and sends nothing; complete, it sends one trigger value,
 // {"scores": {scale: [value per output]}, "texts": [...] | null}, which the server validates again and stores
 // (pages/tasks/score.py). Every text from the server is set as text (textContent / value), never as HTML.
+// A practice or attention question answered wrong comes back with what is wrong with each output (data.problems,
+// lines per output, decided on the server): shown under that output's card, at the top of its column.
 
 const STATE = "__evalkitScores";
 
@@ -29,7 +31,7 @@ function summaryText(names) {
 
 function build(root, data, send) {
   const n = data.outputs.length;
-  const st = {qid: data.qid, values: {}, moved: {}, marks: {}, widgets: {}, texts: [], sent: false};
+  const st = {qid: data.qid, values: {}, moved: {}, marks: {}, widgets: {}, texts: [], problems: [], sent: false};
   // our own node inside the host: the host also holds the style element Streamlit put there, which stays
   // (":scope >" matches nothing when the host is a shadow root, as with isolate_styles: remove by class)
   root.querySelectorAll(".evalkit-scores").forEach((node) => node.remove());
@@ -48,6 +50,11 @@ function build(root, data, send) {
       // text right above its own scales instead of every card first and every scale two screens further down
       column.append(el("div", {className: "evalkit-card-in", "data-testid": "evalkit-card-in"}, output.text));
     }
+    // what the server found wrong with this output (a check question's feedback): right under its card
+    const problems = el("div", {className: "evalkit-mark evalkit-problems", "data-testid": "evalkit-problems",
+      role: "status", hidden: true});
+    column.append(problems);
+    st.problems[k] = problems;
     data.scales.forEach((scale) => {
       const id = `${scale.id}-${k}`;
       const box = el("div", {className: `evalkit-scale evalkit-${scale.type}`, "data-scale": id});
@@ -166,6 +173,14 @@ function build(root, data, send) {
   st.showMarks = showMarks;
   st.summary = summary;
 
+  function showProblems(lines) {  // one line each, per output (set as text; "" hides the box)
+    st.problems.forEach((box, k) => {
+      box.textContent = (lines[k] || []).join("\n");
+      box.hidden = !box.textContent;
+    });
+  }
+  st.showProblems = showProblems;
+
   next.addEventListener("click", () => {
     if (st.sent) return;  // a double click sends one answer (and the server stores one)
     const absent = missing();
@@ -215,6 +230,7 @@ export default function (component) {
   }
   if (!fresh && data.refused === st.refused) return;  // the same question drawn again: keep what was given
   st.refused = data.refused;
+  st.showProblems(data.problems || []);
   if (!fresh) {  // the server refused a sent answer (data.refused counts refusals): it can be sent again
     clearTimeout(st.timer);
     st.sent = false;

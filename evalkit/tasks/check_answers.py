@@ -22,13 +22,15 @@ from .base import SurveyError
 if TYPE_CHECKING:
     from ..store import Answer, Session, Store
 
-__all__ = ["CheckFeedback", "correct", "pending_feedback", "record_check", "skip_tutorial", "span_problems"]
+__all__ = ["CheckFeedback", "check_problems", "correct", "pending_feedback", "record_check", "skip_tutorial",
+           "span_problems"]
 
 
 class CheckFeedback(SurveyError):
     """A wrong answer to a check question that shows feedback: nothing is recorded in ``evaluations`` yet.
-    ``problems``: what exactly is wrong, one line each (a span check: the spans not marked, a score out of range),
-    ``(label, line)`` with the label of the output it concerns ("" for the question)."""
+    ``problems``: what exactly is wrong, one line each (a per-system check: the spans not marked, a score out of
+    range, an order of scores not met), ``(label, line)`` with the label of the output it concerns ("" for the
+    question)."""
 
     def __init__(self, feedback: str, *, skippable: bool = False,
                  problems: tuple[tuple[str, str], ...] = ()) -> None:
@@ -38,20 +40,33 @@ class CheckFeedback(SurveyError):
         self.problems = problems
 
 
-def span_problems(spec: CheckSpec, question: Question, detail: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What a span check's answer misses, as ``(output label, line)`` (the label "" when the question shows one
-    output): each expected span not marked (Pearmut's rule: an expected span is met by any marked span within its
-    bounds; extra spans are allowed unless the expectation says ``"extra_spans": false``, then each span that meets
-    no expectation is named), and each score outside its range. Empty: the answer meets the check."""
+def check_problems(spec: CheckSpec, question: Question, detail: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What an answer to a per-system check (rule ``spans`` or ``systems``: Pearmut's ``validation``) misses, as
+    ``(output label, line)`` (the label "" when the question shows one output); empty: it meets the check. Other
+    rules have no lines (empty).
+
+    Per output: each expected span not marked (Pearmut's rule: an expected span is met by any marked span within
+    its bounds; extra spans are allowed unless the expectation says ``"extra_spans": false``, then each span that
+    meets no expectation is named), each score outside its range, and a ``score_greaterthan`` not met (its line
+    goes with the output that must score higher and names both by their labels, never by their systems)."""
+    if spec.rule not in ("spans", "systems"):
+        return []
     want = json.loads(spec.want)
     given = detail.get("spans", {})
     scores = detail.get("scores", {})
+    n = len(question.sources)
     out: list[tuple[str, str]] = []
+
+    def score(scale: str, k: int) -> Any:
+        values = scores.get(scale) or []
+        return values[k] if k < len(values) else None
+
     for k, system in enumerate(question.sources):
-        label = question.labels[k] if len(question.sources) > 1 else ""
+        label = question.labels[k] if n > 1 else ""
         if system not in want:
             continue
         expect = want[system]
+        before = len(out)
         marked = [Span(int(a), int(b), str(sev), cat) for a, b, sev, cat in given.get(system, [])]
         expected = expected_spans(expect.get("error_spans", []))
         for miss in unmet(expected, marked):
@@ -62,20 +77,34 @@ def span_problems(spec: CheckSpec, question: Question, detail: Mapping[str, Any]
                     out.append((label, f"\"{marked_text(question.texts[k], span)}\" is marked, but is not an "
                                        "error here."))
         for scale, bounds in (expect.get("score") or {}).items():
-            values = scores.get(scale) or [None] * len(question.sources)
-            value = values[k] if k < len(values) else None
+            value = score(scale, k)
             lo, hi = bounds
             if value is None or not lo <= value <= hi:
                 out.append((label, f"The score should be between {lo:g} and {hi:g}" +
                             (f" (yours: {value:g})." if value is not None else ".")))
+        order = expect.get("greater_than")
+        if order and order["than"] in question.sources:
+            j = question.sources.index(order["than"])
+            mine, theirs = score(order["scale"], k), score(order["scale"], j)
+            if mine is None or theirs is None or not mine > theirs:  # (Pearmut: strictly; a missing score fails)
+                noun, on = order["noun"], f" on '{order['scale_label']}'" if order["scale_label"] else ""
+                yours = f" (yours: {mine:g} and {theirs:g})" if mine is not None and theirs is not None else ""
+                out.append((label, f"{noun} {question.labels[k]} should score higher than {noun} "
+                                   f"{question.labels[j]}{on}{yours}."))
+        if len(out) > before and expect.get("feedback"):  # the check's own words for this output, first
+            out.insert(before, (label, expect["feedback"]))
     return out
+
+
+#: The previous name of :func:`check_problems` (it decided span checks only).
+span_problems = check_problems
 
 
 def correct(spec: CheckSpec, response: str, review_source: str | None, detail: Mapping[str, Any],
             question: Question | None = None) -> bool:
-    """Whether an answer meets a check (server-side, from the plan; a span check needs its ``question``)."""
-    if spec.rule == "spans":
-        return question is not None and not span_problems(spec, question, detail)
+    """Whether an answer meets a check (server-side, from the plan; a per-system check needs its ``question``)."""
+    if spec.rule in ("spans", "systems"):
+        return question is not None and not check_problems(spec, question, detail)
     if spec.rule == "source":
         return review_source is not None and review_source == spec.want
     if spec.rule == "response":
@@ -114,7 +143,7 @@ def record_check(store: Store, session: Session, question: Question, response: s
 
 
 def _feedback(spec: CheckSpec, question: Question, detail: Mapping[str, Any]) -> CheckFeedback:
-    problems = tuple(span_problems(spec, question, detail)) if spec.rule == "spans" else ()
+    problems = tuple(check_problems(spec, question, detail))
     return CheckFeedback(spec.feedback, skippable=spec.skippable, problems=problems)
 
 
