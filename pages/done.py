@@ -1,7 +1,8 @@
 """Completion: thanks (saying so when a time or question limit ended the study), the completion code (pass /
 fail / per-session, decided on the server) and, if configured, the link back to the platform with an automatic
 redirect. A session that could not get work (the queue was full) is told the study is full and gets no pass
-code: the study's ``completion_code_full`` when it has one, else a request to return the study.
+code: the study's ``completion_code_full`` when it has one, else a request to return the study. ``[study]
+done_message`` replaces the thanks line (:func:`evalkit.survey.done_text`); the code box stays under it.
 
 Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
 """
@@ -34,7 +35,9 @@ elif not code:
     st.stop()
 else:
     st.title("Thank you!", anchor=False)
-    st.write(done_text(limit, outcome))
+    # [study] done_message (the researcher's Markdown, trusted like the consent text) replaces the thanks line, with
+    # the code and the participant's id (the invited one's, else the platform's) filled in as plain text
+    st.write(done_text(limit, outcome, message=study.done_message, code=code, participant=session.external_id))
     st.markdown("Your completion code:")
 st.code(code, language=None)
 link = completion_link(study, code)
