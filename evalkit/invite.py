@@ -6,8 +6,8 @@ is easy to guess), so the link also carries a random key (128 bits); the databas
 SHA-256, enough to check a link and useless to rebuild one. The consent page calls :func:`check_link` and,
 for a valid link, :func:`invited_resume`. Nothing here imports Streamlit.
 
-Floor: app services (``.importlinter``). May import the checks, the store and the core; never the survey flow, the
-queue or the command line.
+Floor: app services (``.importlinter``). May import the study (its fixed lists), the checks, the store and the
+core; never the survey flow, the queue or the command line.
 """
 
 from __future__ import annotations
@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .checks import outcome_of
-from .store import Participant, Session, Store
-from .text import safe_cell, strip_controls
+from .config import Study
+from .datafiles import csv_rows
+from .items import ItemSet
+from .store import INVITED_META, Participant, Session, Store
+from .tasks.itemsource import fixed_lists
+from .text import id_problem, is_code, safe_cell, strip_controls
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,16 +37,13 @@ if TYPE_CHECKING:
 #: The query parameters of a private link.
 PARTICIPANT_PARAM = "participant"
 KEY_PARAM = "key"
-#: What an id may hold: it travels in a URL and is typed or read by people.
-ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-@+~")
-MAX_ID_LENGTH = 64
 #: Generated ids: "P-" and 8 characters without 0/O or 1/I (about 40 bits: two runs never collide in practice).
 _GENERATED_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 #: Header names taken as the id column and the note column of an invitation CSV (case-insensitive).
-ID_COLUMNS = ("participant_id", "participant", "id", "pid")
+ID_COLUMNS = ("participant_id", "participant", "user_id", "id", "pid")
 NOTE_COLUMNS = ("note", "label", "email", "name")
-#: Stored in a session's ``meta`` when it was started from a private link.
-INVITED_META = "invited"
+#: Header names of the optional per-participant completion codes (Pearmut's ``token_pass`` / ``token_fail`` too).
+CODE_COLUMNS = {"code_pass": ("code_pass", "token_pass"), "code_fail": ("code_fail", "token_fail")}
 
 
 class InviteError(ValueError):
@@ -51,11 +52,14 @@ class InviteError(ValueError):
 
 @dataclass(frozen=True)
 class Invitation:
-    """One participant to invite: the id, the private key (shown once) and a note."""
+    """One participant to invite: the id, the private key (shown once), a note and the participant's own
+    completion codes ("": the study's)."""
 
     participant_id: str
     key: str
     note: str = ""
+    code_pass: str = ""
+    code_fail: str = ""
 
     def link(self, base_url: str) -> str:
         """The private link (see :func:`private_link`)."""
@@ -80,17 +84,9 @@ def key_matches(participant: Participant, key: str) -> bool:
 def check_id(participant_id: str, where: str = "") -> str:
     """The id, stripped; InviteError (naming ``where``) when it is empty, too long or has other characters."""
     pid = participant_id.strip()
-    prefix = f"{where}: " if where else ""
-    if not pid:
-        raise InviteError(f"{prefix}the participant id is empty")
-    if len(pid) > MAX_ID_LENGTH:
-        raise InviteError(f"{prefix}the participant id {pid[:20]!r}... is longer than {MAX_ID_LENGTH} characters")
-    bad = sorted(set(pid) - ID_CHARS)
-    if bad:
-        raise InviteError(f"{prefix}the participant id {pid!r} has characters other than letters, digits and "
-                          f"._-@+~: {''.join(bad)!r}")
-    if not pid[0].isalnum():
-        raise InviteError(f"{prefix}the participant id {pid!r} must start with a letter or a digit")
+    problem = id_problem(pid)
+    if problem:
+        raise InviteError(f"{where}: {problem}" if where else problem)
     return pid
 
 
@@ -106,35 +102,38 @@ def generated_ids(n: int) -> list[str]:
 
 def read_ids_csv(path: Path, *, id_column: str | None = None, note_column: str | None = None,
                  ) -> list[tuple[str, str]]:
-    """``(id, note)`` pairs from a CSV with a header row.
+    """``(id, note)`` pairs from a CSV with a header row (see :func:`read_participants_csv`)."""
+    return [(pid, note) for pid, note, _p, _f in read_participants_csv(path, id_column=id_column,
+                                                                       note_column=note_column)]
+
+
+def read_participants_csv(path: Path, *, id_column: str | None = None, note_column: str | None = None,
+                          ) -> list[tuple[str, str, str, str]]:
+    """``(id, note, code_pass, code_fail)`` from a CSV with a header row.
 
     The id column is ``id_column``, else the first header named participant_id / participant / id / pid,
     else the only column. The note (a label or an email, kept for the researcher) is ``note_column``, else
-    a column named note / label / email / name, else empty. InviteError, naming the file and the line, for
-    a missing file or column, an empty or malformed id, or an id listed twice.
+    a column named note / label / email / name, else empty. Optional columns ``code_pass`` / ``code_fail``
+    (or Pearmut's ``token_pass`` / ``token_fail``) give the participant's own completion codes ("" = the
+    study's). InviteError, naming the file and the line, for a missing file or column, an empty or malformed
+    id or code, a pass code equal to the fail code, or an id listed twice.
     """
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InviteError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InviteError(f"{path}: cannot be read as UTF-8 text: {exc}") from None
-    reader = csv.reader(io.StringIO(text))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InviteError(f"{path}: the file is empty (it needs a header row, e.g. participant_id,note)") from None
-    except csv.Error as exc:
-        raise InviteError(f"{path}, line 1: not valid CSV: {exc}") from None
+    header, reader = csv_rows(path, InviteError, "participant_id,note")
     names = [h.strip().lower() for h in header]
     id_at = _column(path, names, id_column, ID_COLUMNS, required=True, only=len(names) == 1)
     note_at = _column(path, names, note_column, NOTE_COLUMNS, required=note_column is not None, only=False)
-    out: list[tuple[str, str]] = []
+    code_at = {key: _column(path, names, None, known, required=False, only=False)
+               for key, known in CODE_COLUMNS.items()}
+    out: list[tuple[str, str, str, str]] = []
     seen: dict[str, int] = {}
+
+    def cell(row: list[str], at: int | None) -> str:
+        return row[at].strip() if at is not None and at < len(row) else ""
+
     try:
         for row in reader:
             line = reader.line_num
-            if not any(cell.strip() for cell in row):
+            if not any(c.strip() for c in row):
                 continue  # blank lines
             if id_at >= len(row):
                 raise InviteError(f"{path}, line {line}: the row has no {header[id_at]!r} column")
@@ -142,8 +141,14 @@ def read_ids_csv(path: Path, *, id_column: str | None = None, note_column: str |
             if pid in seen:
                 raise InviteError(f"{path}, line {line}: the id {pid!r} is listed twice (also on line {seen[pid]})")
             seen[pid] = line
-            note = row[note_at].strip() if note_at is not None and note_at < len(row) else ""
-            out.append((pid, note[:500]))
+            codes = {key: cell(row, at) for key, at in code_at.items()}
+            for key, code in codes.items():
+                if code and not is_code(code):
+                    raise InviteError(f"{path}, line {line}: {header[code_at[key]]!r} must be 1-64 letters, digits, "
+                                      f"'_' or '-', got {code[:80]!r}")
+            if codes["code_pass"] and codes["code_pass"] == codes["code_fail"]:
+                raise InviteError(f"{path}, line {line}: the pass and fail codes of {pid!r} are the same")
+            out.append((pid, cell(row, note_at)[:500], codes["code_pass"], codes["code_fail"]))
     except csv.Error as exc:
         raise InviteError(f"{path}, line {reader.line_num}: not valid CSV: {exc}") from None
     if not out:
@@ -163,7 +168,7 @@ def _column(path: Path, names: list[str], wanted: str | None, known: Sequence[st
     if only:
         return 0
     if required:
-        raise InviteError(f"{path}: no id column: name one participant_id, participant, id or pid, or pass "
+        raise InviteError(f"{path}: no id column: name one participant_id, participant, user_id, id or pid, or pass "
                           f"--id-column (columns: {', '.join(names)})")
     return None
 
@@ -194,14 +199,16 @@ class InviteResult:
     skipped: list[str]
 
 
-def invite(store: Store, participants: Iterable[tuple[str, str]]) -> InviteResult:
-    """Create a key for each ``(id, note)`` and store the participants (one transaction).
+def invite(store: Store, participants: Iterable[Sequence[str]]) -> InviteResult:
+    """Create a key for each ``(id, note)`` or ``(id, note, code_pass, code_fail)`` and store the participants
+    (one transaction).
 
     Ids already stored are skipped and keep their key and note (their links do not change); the keys of
     skipped ids are thrown away, since only the new ones are returned.
     """
-    wanted = [Invitation(check_id(pid), new_key(), note) for pid, note in participants]
-    added = set(store.add_participants((i.participant_id, key_hash(i.key), i.note) for i in wanted))
+    wanted = [Invitation(check_id(p[0]), new_key(), p[1], *(p[2:4] if len(p) > 2 else ())) for p in participants]
+    added = set(store.add_participants((i.participant_id, key_hash(i.key), i.note, i.code_pass, i.code_fail)
+                                       for i in wanted))
     return InviteResult(created=[i for i in wanted if i.participant_id in added],
                         skipped=[i.participant_id for i in wanted if i.participant_id not in added])
 
@@ -355,6 +362,35 @@ def status_frame(statuses: Sequence[ParticipantStatus]) -> pd.DataFrame:
           "started_at": s.started_at or None, "completed_at": s.completed_at or None, "flag": s.flag}
          for s in statuses],
         columns=["participant_id", "note", "status", "session", "started_at", "completed_at", "flag"])
+
+
+# ----------------------------------------------------------------------------- progress through fixed lists
+
+
+def fixed_tasks(study: Study, item_sets: Mapping[Path, ItemSet]) -> dict[str, Mapping[str, tuple[str, ...]]]:
+    """The tasks with ``assignment = "fixed"``, each with its lists (participant id -> item ids in order)."""
+    return {t.id: fixed_lists(t.source, item_sets[t.source.items]) for t in study.tasks
+            if getattr(getattr(t, "source", None), "fixed", None) is not None}
+
+
+def list_progress(lists: Mapping[str, tuple[str, ...]], statuses: Sequence[ParticipantStatus],
+                  answered: Mapping[str, int]) -> pd.DataFrame:
+    """Each participant's progress through their fixed list in one task: participant, status (one of
+    :data:`STATUSES`, or "not invited": a list whose id ``evalkit invite`` has not created), the list's length,
+    how many of its questions they answered (``answered``: per session, :meth:`Store.answered_counts`) and
+    the share; then the invited participants without a list (they get no question of the task)."""
+    import pandas as pd
+
+    by_id = {s.participant_id: s for s in statuses}
+    rows = []
+    for pid, ids in lists.items():
+        s = by_id.get(pid)
+        done = min(answered.get(s.session_id, 0), len(ids)) if s is not None and s.session_id else 0
+        rows.append({"participant_id": pid, "status": s.status if s is not None else "not invited",
+                     "items": len(ids), "answered": done, "share": done / len(ids)})
+    rows += [{"participant_id": s.participant_id, "status": "no list", "items": 0, "answered": 0, "share": None}
+             for s in statuses if s.participant_id not in lists]
+    return pd.DataFrame(rows, columns=["participant_id", "status", "items", "answered", "share"])
 
 
 def status_text(statuses: Sequence[ParticipantStatus]) -> str:

@@ -13,8 +13,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMULA_START", "csv_safe", "join_title", "lone_surrogate_at", "markdown_literal", "safe_cell",
-           "strip_controls"]
+__all__ = [
+    "FORMULA_START",
+    "ID_CHARS",
+    "MAX_ID_LENGTH",
+    "csv_safe",
+    "id_problem",
+    "is_code",
+    "join_title",
+    "lone_surrogate_at",
+    "markdown_literal",
+    "safe_cell",
+    "strip_controls",
+]
 
 #: Sentence punctuation a title may end with: a suffix then starts a new sentence instead of ": ".
 _SENTENCE_END = ("?", "!", ".", "…", "。", "؟")
@@ -29,6 +40,32 @@ _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 #: A plain decimal number (e.g. a slider response "-40" stored as text): a spreadsheet reads it as a number.
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+#: What a participant id may hold: it travels in a URL and is typed or read by people.
+ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-@+~")
+MAX_ID_LENGTH = 64
+
+
+def id_problem(pid: str) -> str | None:
+    """What is wrong with a (stripped) participant id, or None: empty, longer than :data:`MAX_ID_LENGTH`,
+    characters other than letters, digits and ``._-@+~``, or not starting with a letter or a digit."""
+    if not pid:
+        return "the participant id is empty"
+    if len(pid) > MAX_ID_LENGTH:
+        return f"the participant id {pid[:20]!r}... is longer than {MAX_ID_LENGTH} characters"
+    bad = sorted(set(pid) - ID_CHARS)
+    if bad:
+        return f"the participant id {pid!r} has characters other than letters, digits and ._-@+~: {''.join(bad)!r}"
+    if not pid[0].isalnum():
+        return f"the participant id {pid!r} must start with a letter or a digit"
+    return None
+
+
+def is_code(value: str) -> bool:
+    """Whether ``value`` can be a completion code: 1-64 letters, digits, ``_`` or ``-`` (typed by people, carried in
+    URLs, checked by platforms)."""
+    return bool(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value))
 
 
 def join_title(title: str, suffix: str, sep: str = ": ") -> str:

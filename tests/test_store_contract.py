@@ -460,6 +460,8 @@ def test_an_older_schema_is_migrated_and_a_newer_one_refused(db_url: str) -> Non
     raw(db_url, "DROP INDEX evaluations_checks")
     raw(db_url, "ALTER TABLE evaluations DROP COLUMN check_type")
     raw(db_url, "ALTER TABLE evaluations DROP COLUMN check_passed")
+    raw(db_url, "ALTER TABLE participants DROP COLUMN code_pass")  # (version 10)
+    raw(db_url, "ALTER TABLE participants DROP COLUMN code_fail")
     raw(db_url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
     with open_store(db_url) as store:
         assert store.schema_version() == SCHEMA_VERSION

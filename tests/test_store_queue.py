@@ -272,6 +272,8 @@ def test_a_version_5_database_gets_the_queue_tables(db_url: str) -> None:
         sid = store.create_session(study_version="v").session_id
     raw(db_url, "DROP TABLE claims")
     raw(db_url, "DROP TABLE queue_units")
+    raw(db_url, "ALTER TABLE participants DROP COLUMN code_pass")  # (version 10)
+    raw(db_url, "ALTER TABLE participants DROP COLUMN code_fail")
     raw(db_url, "UPDATE settings SET value = '5' WHERE key = 'schema_version'")
     with open_store(db_url) as store:
         assert store.schema_version() == SCHEMA_VERSION >= 6

@@ -24,6 +24,7 @@ from typing import Any
 
 from .base import (
     COLUMNS,
+    INVITED_META,
     SCHEMA_VERSION,
     SESSION_STATUSES,
     SURVEY_STATES,
@@ -54,6 +55,7 @@ from .sqlite import SQLiteStore, check_sqlite
 
 __all__ = [
     "COLUMNS",
+    "INVITED_META",
     "SCHEMA_VERSION",
     "SESSION_STATUSES",
     "SURVEY_STATES",

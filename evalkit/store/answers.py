@@ -122,6 +122,15 @@ class AnswersMixin(StoreCore):
                               (session_id, task)).fetchall()
         return {r["question_index"] for r in rows}
 
+    @retried
+    def answered_counts(self, task: str) -> dict[str, int]:
+        """How many questions of ``task`` each session has answered, check questions left out (one grouped
+        read: the progress of every participant through a fixed list)."""
+        with self._read() as conn:
+            rows = self._exec(conn, "SELECT session_id, count(*) AS n FROM evaluations WHERE task = ? AND "
+                                    "check_type IS NULL GROUP BY session_id", (task,)).fetchall()
+        return {r["session_id"]: int(r["n"]) for r in rows}
+
     # ------------------------------------------------------------------ tries at check questions
 
     @retried

@@ -48,6 +48,7 @@ from .core import StoreCore, retried
 from .progress import ProgressMixin
 from .ratings import RatingsMixin
 from .records import (
+    INVITED_META,
     Answer,
     AnswerConflict,
     FormAnswer,
@@ -90,6 +91,7 @@ __all__ = [
     "COLUMN_KINDS",
     "HOUSEKEEPING_SETTINGS",
     "ID_TABLES",
+    "INVITED_META",
     "MIGRATIONS",
     "RECORDED",
     "RETIRED",

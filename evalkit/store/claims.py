@@ -87,7 +87,7 @@ class ClaimsMixin(StoreCore):
 
     @retried
     def claim(self, task: str, session_id: str, question_index: int, *, k: int, expire_seconds: float,
-              now: float | None = None, prefer: str | None = None) -> str | None:
+              now: float | None = None, prefer: str | None = None, only: bool = False) -> str | None:
         """The unit of ``task``'s queue this session judges as its question ``question_index``, or None when no
         unit is left for it (every unit has ``k`` live or answered claims, or it has judged the others).
 
@@ -129,7 +129,8 @@ class ClaimsMixin(StoreCore):
         statements (the session's row, its claims, the pick, the insert); on PostgreSQL they go in pipeline
         mode (:meth:`_claim_transaction`): three round trips (BEGIN with the session's row and its claims, the
         pick, the insert with COMMIT).
-        ``now``: seconds since the epoch (tests); the clock's time by default.
+        ``now``: seconds since the epoch (tests); the clock's time by default. ``only``: claim ``prefer`` or
+        nothing (a moved campaign's history, :mod:`evalkit.pearmut_history`: the unit a user already judged).
         """
         if not isinstance(question_index, int) or isinstance(question_index, bool) or question_index < 0:
             raise ValueError("question_index must be a non-negative int")
@@ -161,7 +162,7 @@ class ClaimsMixin(StoreCore):
                 self._sweep(conn, task, at - float(expire_seconds), at)
                 swept[task] = at
             unit = None if prefer is None else self._pick(conn, task, session_id, k, only=prefer)
-            if unit is None:
+            if unit is None and not only:
                 unit = self._pick(conn, task, session_id, k)
             if unit is not None:
                 self._exec(conn, "INSERT INTO claims (session_id, task, unit, question_index, claimed_at, "

@@ -101,6 +101,10 @@ def scrub(text: str, secret: str | None) -> str:
 # ----------------------------------------------------------------------------- records
 
 
+#: Stored in a session's ``meta`` (as true) when it was started from an invited participant's private link.
+INVITED_META = "invited"
+
+
 @dataclass(frozen=True)
 class Session:
     """One evaluator's session (row of ``sessions``)."""
@@ -117,6 +121,11 @@ class Session:
     completion_code: str | None
     meta: dict[str, Any]
 
+    @property
+    def participant_id(self) -> str | None:
+        """The invited participant's id when the session was started from a private link, else None."""
+        return self.external_id or None if self.meta.get(INVITED_META) is True else None
+
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Session:
         """A session from a stored row (any mapping with the table's columns)."""
@@ -131,12 +140,15 @@ class Session:
 
 @dataclass(frozen=True)
 class Participant:
-    """An invited participant (row of ``participants``): the id, a hash of the private link's key, a note."""
+    """An invited participant (row of ``participants``): the id, a hash of the private link's key, a note, and
+    the participant's own completion codes (None: the study's)."""
 
     participant_id: str
     key_hash: str
     note: str
     created_at: str
+    code_pass: str | None = None
+    code_fail: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Collection
 from .records import StoreError
 
 #: The schema version this evalkit writes; :data:`MIGRATIONS` bring an older database up to it.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 #: Forward migrations in SQL both backends run: version -> statements that turn version-1 into it.
 #: A new database is created at version 1 and migrated like any other, so every migration runs in every test.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -66,6 +66,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         n INTEGER NOT NULL, start_char INTEGER NOT NULL, end_char INTEGER NOT NULL, severity TEXT NOT NULL,
         category TEXT, text TEXT NOT NULL, origin TEXT NOT NULL, created_at TEXT NOT NULL,
         PRIMARY KEY (session_id, task, question_index, system, segment, n))""",),
+    # per-participant completion codes (a Pearmut campaign's ``token_pass`` / ``token_fail``): shown instead of
+    # the study's codes to an invited participant who has them; NULL = the study's code
+    10: ("ALTER TABLE participants ADD COLUMN code_pass TEXT",
+         "ALTER TABLE participants ADD COLUMN code_fail TEXT"),
 }
 TABLES = ("sessions", "evaluations", "ratings", "task_status", "settings", "admin_log", "form_answers",
           "participants", "check_tries", "queue_units", "claims", "spans")
@@ -89,7 +93,7 @@ COLUMNS = {
     "settings": ("key", "value", "updated_at"),
     "admin_log": ("id", "at", "actor", "action", "detail"),
     "form_answers": ("session_id", "task", "field", "value", "time_spent_ms", "created_at"),
-    "participants": ("participant_id", "key_hash", "note", "created_at"),
+    "participants": ("participant_id", "key_hash", "note", "created_at", "code_pass", "code_fail"),
     "check_tries": ("session_id", "task", "question_index", "attempt", "response", "correct", "detail",
                     "time_spent_ms", "created_at"),
     "queue_units": ("task", "unit", "position", "taken"),

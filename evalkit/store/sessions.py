@@ -253,26 +253,30 @@ class SessionsMixin(ClaimsMixin):
 
     # ------------------------------------------------------------------ invited participants
 
-    def add_participants(self, participants: Iterable[tuple[str, str, str]]) -> list[str]:
-        """Store invited participants, given as ``(participant_id, key_hash, note)``, in one transaction.
+    def add_participants(self, participants: Iterable[Sequence[str | None]]) -> list[str]:
+        """Store invited participants, given as ``(participant_id, key_hash, note)`` or ``(participant_id,
+        key_hash, note, code_pass, code_fail)`` (the participant's own completion codes; None or "": the
+        study's), in one transaction.
 
         An id that is already stored is left exactly as it is (its key hash and note unchanged: its link
         keeps working), also when another process invites it at the same moment. Returns the ids added, in
         the order given. Not retried after a dropped connection (a retry would report the ids it had just
         added as already there).
         """
-        rows = [(str(pid), str(key_hash), str(note or "")) for pid, key_hash, note in participants]
-        for pid, key_hash, _ in rows:
+        rows = [(str(p[0]), str(p[1]), str(p[2] or ""), *((p[3] or None, p[4] or None) if len(p) > 3 else (None, None)))
+                for p in participants]
+        for pid, key_hash, *_ in rows:
             if not pid or pid != pid.strip() or not key_hash:
                 raise ValueError(f"a participant needs a non-empty id without surrounding spaces and a key hash, "
                                  f"got {pid!r}")
         added: list[str] = []
         created_at = now_iso()
         with self._write() as conn:
-            for pid, key_hash, note in rows:
-                got = self._exec(conn, "INSERT INTO participants (participant_id, key_hash, note, created_at) "
-                                       "VALUES (?, ?, ?, ?) ON CONFLICT (participant_id) DO NOTHING "
-                                       "RETURNING participant_id", (pid, key_hash, note, created_at)).fetchall()
+            for pid, key_hash, note, code_pass, code_fail in rows:
+                got = self._exec(conn, "INSERT INTO participants (participant_id, key_hash, note, created_at, "
+                                       "code_pass, code_fail) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (participant_id) "
+                                       "DO NOTHING RETURNING participant_id",
+                                 (pid, key_hash, note, created_at, code_pass, code_fail)).fetchall()
                 if got:
                     added.append(pid)
         return added
