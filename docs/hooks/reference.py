@@ -6,6 +6,10 @@
 * ``<!-- evalkit:cli -->`` (``docs/reference/cli.md``) becomes the command-line reference, from
   ``evalkit.__main__.build_parser()``: the program's usage, then one section per subcommand with its help, its
   usage and each argument's help, default and choices (found by walking the parser's actions).
+* ``<!-- evalkit:pearmut-keys -->`` (``docs/how-to/coming-from-pearmut.md``) becomes three tables of what each key
+  of a Pearmut campaign becomes in evalkit: the campaign's keys, ``info``'s keys and an item's keys, from
+  ``TOP_KEYS``, ``INFO_KEYS`` and ``ITEM_KEYS`` of :mod:`evalkit.pearmut_import` (what the importer itself reads
+  and prints).
 
 Imports evalkit from this checkout (the repository root is put first on ``sys.path``) and the standard library
 only. ``argparse`` offers no public way to list a parser's actions, so its ``_actions``,
@@ -27,6 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_MARKER = "<!-- evalkit:config-keys -->"
 CLI_MARKER = "<!-- evalkit:cli -->"
+PEARMUT_MARKER = "<!-- evalkit:pearmut-keys -->"
 #: the width the usage blocks are wrapped to (argparse reads the terminal's otherwise)
 USAGE_COLUMNS = 80
 
@@ -39,6 +44,15 @@ def _evalkit() -> tuple[Any, Any]:
     from evalkit import config_keys
 
     return config_keys, cli
+
+
+def _pearmut_import() -> Any:
+    """The module :mod:`evalkit.pearmut_import` of this checkout."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from evalkit import pearmut_import
+
+    return pearmut_import
 
 
 # ----------------------------------------------------------------------------- Markdown helpers
@@ -292,6 +306,33 @@ def _anchor_of(command: str) -> str:
     return "command-" + re.sub(r"[^a-z0-9-]+", "-", command.lower()).strip("-")
 
 
+# ----------------------------------------------------------------------------- the Pearmut key tables
+
+
+#: (heading, the dict's name in :mod:`evalkit.pearmut_import`, the key column's header, a sentence before the table)
+PEARMUT_TABLES = (
+    ("Campaign keys", "TOP_KEYS", "Campaign key", "The keys at the top of the campaign file."),
+    ("`info` keys", "INFO_KEYS", "`info` key", "The settings under `info`. A key evalkit cannot carry over says "
+     "\"not supported\" and why; the import reports it and goes on."),
+    ("Item keys", "ITEM_KEYS", "Item key", "The keys of one evaluation item (one segment of a document)."),
+)
+
+
+def pearmut_reference() -> str:
+    """The tables of what each Pearmut key becomes, Markdown, from :mod:`evalkit.pearmut_import`'s ``TOP_KEYS``,
+    ``INFO_KEYS`` and ``ITEM_KEYS``."""
+    module = _pearmut_import()
+    out = ["Generated from `evalkit/pearmut_import.py`, the tables the importer itself works from: a campaign or "
+           "`info` key that is not in them is refused, naming it; an item's other keys are kept under the item's "
+           "`meta.pearmut`. `IMPORT.md` in the study folder lists the keys your campaign has, with their values "
+           "and what each became.", ""]
+    for title, name, header, intro in PEARMUT_TABLES:
+        keys = getattr(module, name)
+        out += [f"### {title}", "", intro, ""]
+        out += _table((header, "In evalkit"), [(_code(key), _escape(text)) for key, text in keys.items()])
+    return "\n".join(out)
+
+
 # ----------------------------------------------------------------------------- the hook
 
 
@@ -301,4 +342,6 @@ def on_page_markdown(markdown: str, **kwargs: object) -> str:
         markdown = markdown.replace(CONFIG_MARKER, config_reference())
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_reference())
+    if PEARMUT_MARKER in markdown:
+        markdown = markdown.replace(PEARMUT_MARKER, pearmut_reference())
     return markdown

@@ -43,6 +43,17 @@ UNITS = """(box, [start, end]) => {
 }"""
 
 
+#: scroll the nearest scrolling ancestor of an element by ``dy`` pixels
+SCROLL_BY = """(e, dy) => {
+  const up = (n) => n.parentElement || n.getRootNode().host || null;  // (out of the widget's shadow root too)
+  let p = up(e);
+  while (p && !(p.scrollHeight > p.clientHeight + 1 && /(auto|scroll)/.test(getComputedStyle(p).overflowY))) {
+    p = up(p);
+  }
+  (p || document.scrollingElement).scrollBy(0, dy);
+}"""
+
+
 def _mark(page: Any, box: Any, start: int, end: int, severity: int, how: str, category: str | None) -> None:
     """Mark UTF-16 units ``start``..``end`` of the text ``box`` the way ``how`` says, with severity key
     ``severity`` (1, 2, 3) and, for MQM, ``category`` ("Top/Sub" or "Top")."""
@@ -60,6 +71,10 @@ def _mark(page: Any, box: Any, start: int, end: int, severity: int, how: str, ca
     else:
         box.scroll_into_view_if_needed()
         unit = lambda i: box.evaluate(GRAPHEME_CENTRE, i)  # noqa: E731  (its centre, {x, y})
+        height = page.viewport_size["height"]
+        y = unit(first)["y"]
+        if not 80 < y < height - 80:  # a text taller than the screen: its character scrolled to the middle
+            box.evaluate(SCROLL_BY, y - height / 2)
         if how == "touch":
             page.touchscreen.tap(**unit(first))
             page.touchscreen.tap(**unit(last))
@@ -95,10 +110,13 @@ def _answer(page: Any, task: Any, q: Any, item: Any, how: str) -> set[tuple[str,
                 break
             delete = suggested.first.get_by_test_id("evalkit-item-del")
             delete.tap() if how == "touch" else delete.click()
+    texts = [k for k in range(len(q.sources)) if not (q.media and q.media[k] is not None)]  # (a medium: no text box)
     for k, system in enumerate(q.sources):
+        if k not in texts:
+            continue
         for s, segment in enumerate(segments):
             text = segment.outputs[system]
-            box = boxes.nth(k * len(segments) + s)
+            box = boxes.nth(texts.index(k) * len(segments) + s)
             if want is not None:
                 chosen = [(e["start_i"][0], min(len(text) + 1, e["end_i"][1] + 1), e["severity"], e.get("category"))
                           for e in want.get(system, {}).get("error_spans", [])]
