@@ -32,13 +32,14 @@ from .invite import (
     generated_ids,
     invitations_csv,
     invite,
-    read_ids_csv,
+    read_participants_csv,
     reissue,
     status_text,
     statuses_csv,
     statuses_of,
 )
 from .items import ItemSet
+from .pearmut_import import PearmutError, import_campaign, read_campaign
 from .queue import count_units
 from .sampling import PlanError, plan
 from .serve import app_dir, run, streamlit_command
@@ -183,8 +184,9 @@ def checks_outline(tc: TaskChecks | None) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     """Print one evaluator's plan as JSON, sources included (for audit)."""
     loaded = _open(args.config)
-    questions = plan(loaded.study, loaded.pools, args.seed, loaded.item_sets, args.arrival)
+    questions = plan(loaded.study, loaded.pools, args.seed, loaded.item_sets, args.arrival, args.participant)
     out = {"study": loaded.study.title, "version": loaded.version, "seed": args.seed, "arrival": args.arrival,
+           **({"participant": args.participant} if args.participant else {}),
            "questions": [q.as_dict(with_sources=True) for q in questions]}
     json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
@@ -260,7 +262,7 @@ def cmd_invite(args: argparse.Namespace) -> int:
     if args.reissue:
         return _reissue(args, database, base_url)
     wanted = ([(pid, "") for pid in generated_ids(args.n)] if args.n is not None
-              else read_ids_csv(Path(args.csv), id_column=args.id_column, note_column=args.note_column))
+              else read_participants_csv(Path(args.csv), id_column=args.id_column, note_column=args.note_column))
     if args.out and Path(args.out).exists():  # checked before anything is stored: the new keys are shown once
         _write_new(args.out, "")
     with open_store(database) as store:
@@ -463,6 +465,8 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
     p.add_argument("--arrival", type=_arrival, default=None,
                    help="the evaluator's arrival number (sessions started before; default: none, the plan of a "
                         "session from before arrivals were stored)")
+    p.add_argument("--participant", default=None,
+                   help="an invited participant's id: their list in tasks with assignment = \"fixed\"")
     p.add_argument("--config", default="config.toml", help="study config (default: config.toml)")
     p.set_defaults(func=cmd_plan)
     p = sub.add_parser("report", help="print the results from a database (same numbers as the results page)")
@@ -482,13 +486,13 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
                                     "the human judgments (the database does not hold them)")
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("export", help="write all evaluations, ratings, scores, form answers or error spans as CSV, "
-                                      "or error-span answers as Pearmut's annotation log")
+                                      "or span and score answers as Pearmut's annotation log")
     p.add_argument("what", choices=("evaluations", "ratings", "scores", "forms", "spans", "pearmut"),
                    help="evaluations: one row per answer (CERA's columns, then evalkit's); ratings: one row per "
                         "rating; scores: one row per score of every kind that scores (score, rating), numeric; "
                         "forms: one row per answer to a background form's field; spans: one row per error span "
-                        "(code points); pearmut: one JSON line per answer of a spans task in Pearmut's "
-                        "annotation-log shape (UTF-16 offsets with --config)")
+                        "(code points); pearmut: one JSON line per answer of a spans or score task (per document of an "
+                        "imported Pearmut campaign) in Pearmut's annotation-log shape (UTF-16 offsets with --config)")
     p.add_argument("--db", required=True, help=DB_HELP)
     p.add_argument("--config", help="pearmut: the study's config, whose items give the texts (offsets in UTF-16 "
                                     "units as Pearmut counts them, and the items in the file); without it, code points")
@@ -499,6 +503,18 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
     p.add_argument("destination", help="the database to copy into; created if it is a new SQLite file")
     p.add_argument("--replace", action="store_true", help="delete what the destination holds first")
     p.set_defaults(func=cmd_copy)
+    p = sub.add_parser("import", help="make a study folder of another tool's study file (a Pearmut campaign)")
+    p.add_argument("format", choices=("pearmut",), help="the file's format: pearmut (a campaign JSON)")
+    p.add_argument("campaign", metavar="CAMPAIGN", help="the campaign file (JSON)")
+    p.add_argument("--out", help="the study folder to write (default: the campaign id, beside the file)")
+    p.add_argument("--force", action="store_true", help="overwrite the files of a study already in --out")
+    p.add_argument("--allow-remote-media", action="store_true",
+                   help="keep media the campaign loads from other hosts (each evaluator's browser then sends them "
+                        "its address; say so in the consent text); without it such a campaign is refused")
+    p.add_argument("--with-annotations", metavar="DIR",
+                   help="also move a running campaign's saved state: Pearmut's folder holding data/outputs/*.jsonl "
+                        "and data/progress.json (each user's annotations and progress)")
+    p.set_defaults(func=cmd_import)
     p = sub.add_parser("invite", help="create invited participants with private links, or show who has not "
                                       "started or finished (--status)")
     what = p.add_mutually_exclusive_group(required=True)
@@ -533,6 +549,34 @@ def build_parser(prog: str = "python -m evalkit") -> argparse.ArgumentParser:
     return parser
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """Make a study folder of a Pearmut campaign file, print what each key became, and check the folder."""
+    users: list[str] = []
+    if args.with_annotations:
+        from .pearmut_history import state_users  # (the history needs the whole study: only when asked)
+
+        users = state_users(Path(args.with_annotations), str(read_campaign(Path(args.campaign)).get("campaign_id")))
+    result = import_campaign(Path(args.campaign), Path(args.out) if args.out else None, force=args.force,
+                             users=users, allow_remote_media=args.allow_remote_media)
+    history = None
+    if args.with_annotations:
+        from .pearmut_history import import_history
+
+        history = import_history(result, Path(args.with_annotations))
+    print(f"Wrote the study {result.folder}/ (config.toml, datasets/, consent.md, IMPORT.md):\n")
+    print(result.table())
+    for note in result.notes:
+        print(f"note: {note}")
+    if history is not None:
+        print("\n" + history.summary())
+    loaded = open_study(result.folder / "config.toml")  # the folder runs as written: a ConfigError here is a bug
+    print(f"\nevalkit check: the study loads ({len(loaded.study.tasks)} task(s)); {len(result.users)} user(s) in "
+          f"{result.folder / 'datasets' / 'participants.csv'}.\nNext: replace consent.md, then\n"
+          f"  python -m evalkit invite --config {result.folder / 'config.toml'} --csv "
+          f"{result.folder / 'datasets' / 'participants.csv'} --base-url https://YOUR-SURVEY-ADDRESS --out links.csv")
+    return 0
+
+
 def split_passthrough(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """``serve ... -- ARGS``: evalkit's arguments and the ones after ``--`` for ``streamlit run``. Other commands
     keep their ``--`` (argparse's meaning)."""
@@ -552,7 +596,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m evalkit") -> 
         args.streamlit_args = passthrough
     try:
         return args.func(args)
-    except (ConfigError, DatasetError, PlanError, StoreError, InviteError) as exc:
+    except (ConfigError, DatasetError, PlanError, StoreError, InviteError, PearmutError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `python -m evalkit plan --seed 1 | head`

@@ -12,7 +12,9 @@ pools (triplet, pairwise, realfake over the pools) may name check questions:
 
 Items kinds name items of their items file that carry a ``check`` object (``{"expect": ..., "feedback":
 ...}``). Pool kinds name entries of a small JSONL checks file (``checks = "datasets/checks.jsonl"`` on the
-task): ``{"id": "pc1", "reviews": ["real/laptop/12", ...], "expect": "real", "feedback": "..."}``.
+task): ``{"id": "pc1", "reviews": ["real/laptop/12", ...], "expect": "real", "feedback": "..."}``. A score or
+spans check may expect something per system, in Pearmut's ``validation`` shape (a score range, spans, and
+``score_greaterthan``: an order between two outputs); :func:`check_problems` decides it, line by output.
 
 The expected answer lives in the plan (:class:`CheckSpec` on the :class:`~evalkit.question.Question`), never
 in a page. :func:`record_check` stores every try (``check_tries``) and writes the evaluations row with the
@@ -29,23 +31,32 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .question import CheckSpec, Question
 from .rng import Mulberry32, derive_seed, shuffle
 from .spans import SpanError, expected_spans, from_pearmut_index
-from .tasks.base import Common, ConfigError, Table
-from .tasks.check_answers import CheckFeedback, correct, pending_feedback, record_check, skip_tutorial
-from .tasks.itemsource import systems_of
+from .tasks.base import Common, ConfigError, Table, type_name
+from .tasks.check_answers import (
+    CheckFeedback,
+    check_problems,
+    correct,
+    pending_feedback,
+    record_check,
+    skip_tutorial,
+)
+from .tasks.itemsource import fixed_lists, systems_of
 
 if TYPE_CHECKING:
     from .datasets import Review
     from .items import Item, ItemSet
-    from .store import Answer, Progress, Session
+    from .store import Answer, Participant, Progress, Session
 
 __all__ = ["CHECK_TYPES", "OUTCOMES", "CheckFeedback", "CheckSpec", "Outcome", "PoolCheck", "TaskChecks", "add_checks",
-           "completion_code", "correct", "outcome_of", "parse_task_checks", "passes", "pending_feedback",
+           "check_problems", "completion_code", "correct", "outcome_of", "parse_max_failed_checks",
+           "parse_task_checks", "passes", "pending_feedback",
            "record_check", "session_outcome", "skip_tutorial", "validate_checks"]
 
 class Study(Protocol):
@@ -193,8 +204,13 @@ def _items_of(task: Any, items: Mapping[Path, ItemSet]) -> ItemSet:
     return items[task.source.items]
 
 
-def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple[str, ...], str, str]:
-    """(systems shown, rule, want) of an items check; ConfigError when ``expect`` does not fit the kind."""
+def _item_spec(task: Any, item: Item, items: ItemSet, where: str, *, tutorial: bool = False,
+               ) -> tuple[tuple[str, ...], str, str]:
+    """(systems shown, rule, want) of an items check; ConfigError when ``expect`` does not fit the kind.
+
+    A score or spans check shows the item's outputs: as many as the task's questions (an attention check looks
+    like the others), or any number for a tutorial question and in a task with fixed lists (as Pearmut shows an
+    item's every model)."""
 
     check = item.check
     if not isinstance(check, Mapping) or "expect" not in check:
@@ -217,21 +233,24 @@ def _item_spec(task: Any, item: Item, items: ItemSet, where: str) -> tuple[tuple
             raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must name one of its systems "
                               f"({', '.join(outputs)}), got {expect!r}")
         return outputs, "source", expect
+    any_count = tutorial or not getattr(task, "outputs_per_question", 1)  # (0: fixed lists; score and spans only)
     if kind == "spans":
-        return outputs, "spans", json.dumps(_span_expectation(task, item, expect, where), sort_keys=True)
+        return outputs, "spans", json.dumps(_system_expectations(task, item, expect, where, spans=True,
+                                                                 any_count=any_count), sort_keys=True)
     if kind == "score":
         n = task.outputs_per_question
-        if len(outputs) != n:
+        if len(outputs) != n and not any_count:
             raise ConfigError(f"{where}: check item {item.id!r} has {len(outputs)} outputs; a question of this "
                               f"task shows {n}")
         scales = {s.id: s for s in task.scales}
         if not isinstance(expect, dict) or not expect:
             raise ConfigError(f"{where}: check item {item.id!r}: 'expect' must be per-scale ranges, e.g. "
-                              f'{{"{next(iter(scales))}": [0, 30]}}, got {expect!r}')
+                              f'{{"{next(iter(scales))}": [0, 30]}}, or per system, e.g. {{"{outputs[0]}": '
+                              f'{{"score": [0, 30]}}}}, got {expect!r}'[:400])
+        if _per_system(expect, scales, outputs, f"{where}: check item {item.id!r}"):
+            return outputs, "systems", json.dumps(_system_expectations(task, item, expect, where, spans=False,
+                                                                       any_count=any_count), sort_keys=True)
         for scale_id, rng in expect.items():
-            if scale_id not in scales:
-                raise ConfigError(f"{where}: check item {item.id!r}: 'expect' names scale {scale_id!r}, which the "
-                                  f"task does not have ({', '.join(scales)})")
             s = scales[scale_id]
             if not _within(rng, s):
                 raise ConfigError(f"{where}: check item {item.id!r}: the range of scale {scale_id!r} must be "
@@ -256,45 +275,76 @@ def _within(value: Any, scale: Any) -> bool:
         and scale.low <= value[0] <= value[1] <= scale.high)
 
 
-def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[str, Any]:
-    """A span check's ``expect`` as Pearmut's ``validation`` writes it, ``{system: {"score": [lo, hi] (the first
-    scale) or {scale: [lo, hi]}, "error_spans": [{"start_i": n or [lo, hi], "end_i": ..., "severity": ...}]}}``,
-    checked against the task and the item and with its offsets turned from Pearmut's character indexes into code
-    points of the output; ConfigError naming what does not fit."""
+def _per_system(expect: Mapping[str, Any], scales: Mapping[str, Any], systems: Sequence[str], where: str) -> bool:
+    """Which shape a score check's ``expect`` has, told apart by its keys: every key a scale of the task (False:
+    ``{scale: [low, high]}``, for every output) or every key a system of the item (True: Pearmut's per-system
+    ``{system: {"score": ..., "score_greaterthan": ...}}``); ConfigError naming a key that is both, or neither,
+    or keys of both shapes mixed."""
+    for key, value in expect.items():
+        if key in scales and key in systems:
+            raise ConfigError(f"{where}: 'expect' key {key!r} is both a scale of the task and a system of the item, "
+                              "so the shape of 'expect' (per scale or per system) cannot be told: rename one")
+        if key not in scales and key not in systems:
+            if isinstance(value, dict):
+                raise ConfigError(f"{where}: 'expect' names system {key!r}, which the item has no output of "
+                                  f"({', '.join(systems)}) (nor is it a scale of the task)")
+            raise ConfigError(f"{where}: 'expect' names scale {key!r}, which the task does not have "
+                              f"({', '.join(scales)}) (nor is it a system of the item: {', '.join(systems)})")
+    per_system = [key for key in expect if key in systems]
+    if per_system and len(per_system) != len(expect):
+        per_scale = next(key for key in expect if key not in systems)
+        raise ConfigError(f"{where}: 'expect' mixes a scale ({per_scale!r}) and a system ({per_system[0]!r}): give "
+                          "either ranges per scale (for every output) or expectations per system")
+    return bool(per_system)
+
+
+def _system_expectations(task: Any, item: Item, expect: Any, where: str, *, spans: bool,
+                         any_count: bool = False) -> dict[str, Any]:
+    """A per-system check's ``expect`` as Pearmut's ``validation`` writes it, ``{system: {"score": [lo, hi] (the
+    first scale) or {scale: [lo, hi]}, "score_greaterthan": other system, and for the spans kind (``spans``)
+    "error_spans": [{"start_i": n or [lo, hi], "end_i": ..., "severity": ...}], "extra_spans": bool}}``, checked
+    against the task and the item, with span offsets turned from Pearmut's character indexes into code points of
+    the output; ConfigError naming what does not fit.
+
+    ``score_greaterthan`` follows Pearmut (``validateResponse`` in ``web/src/utils.ts``): it compares the main
+    score (Pearmut's ``score``; here the task's first scale, as a list ``score`` range is), strictly (equal
+    scores fail), and a missing score on either side fails. It is kept as ``{"than": system, "scale": id,
+    "scale_label": label (several scales) or "", "noun": the outputs' label}``, for the feedback's words."""
     where = f"{where}: check item {item.id!r}"
     if item.segments:
         raise ConfigError(f"{where}: a check item is one segment (this one is a document)")
     n = task.outputs_per_question
-    if len(item.outputs) != n:
+    if len(item.outputs) != n and not any_count:
         raise ConfigError(f"{where} has {len(item.outputs)} outputs; a question of this task shows {n}")
     if not isinstance(expect, dict) or not expect:
         raise ConfigError(f"{where}: 'expect' must be per system, e.g. {{\"{next(iter(item.outputs))}\": "
                           '{"score": [70, 90], "error_spans": [{"start_i": [7, 9], "end_i": [12, 14], '
                           f'"severity": "minor"}}]}}}}, got {expect!r}'[:400])
     scales = {s.id: s for s in task.scales}
+    known = ("score", "score_greaterthan", "feedback", *(("error_spans", "extra_spans") if spans else ()))
     out: dict[str, Any] = {}
     for system, rule in expect.items():
         if system not in item.outputs:
             raise ConfigError(f"{where}: 'expect' names system {system!r}, which the item has no output of "
                               f"({', '.join(item.outputs)})")
-        extra = sorted(set(rule) - {"score", "error_spans", "extra_spans"}) if isinstance(rule, dict) else [
-            "(not an object)"]
+        extra = sorted(set(rule) - set(known)) if isinstance(rule, dict) else ["(not an object)"]
         if extra:
-            raise ConfigError(f"{where}: 'expect' of {system!r}: {extra[0]!r} is not known (score, error_spans, "
-                              "extra_spans)")
+            raise ConfigError(f"{where}: 'expect' of {system!r}: {extra[0]!r} is not known ({', '.join(known)})")
         allow_extra = rule.get("extra_spans", True)
         if not isinstance(allow_extra, bool):
             raise ConfigError(f"{where}: 'expect' of {system!r}: \"extra_spans\" must be true or false")
-        score = rule.get("score")
-        if score is None and not rule.get("error_spans") and allow_extra:
-            raise ConfigError(f"{where}: 'expect' of {system!r} expects nothing: give a \"score\" range or the "
-                              "\"error_spans\" to be marked (an empty list asks for nothing, as in Pearmut; with "
-                              "\"extra_spans\": false, for no span at all)")
+        score, than = rule.get("score"), rule.get("score_greaterthan")
+        if score is None and than is None and not rule.get("error_spans") and allow_extra:
+            raise ConfigError(f"{where}: 'expect' of {system!r} expects nothing: give a \"score\" range" + (
+                ", a \"score_greaterthan\" or the \"error_spans\" to be marked (an empty list asks for nothing, as "
+                "in Pearmut; with \"extra_spans\": false, for no span at all)" if spans else
+                " or a \"score_greaterthan\""))
         if score is not None and not isinstance(score, list | dict):
             raise ConfigError(f"{where}: 'expect' of {system!r}: \"score\" must be [low, high] or "
                               f"{{scale: [low, high]}}, got {score!r}"[:300])
-        if score is not None and not scales:
-            raise ConfigError(f"{where}: 'expect' of {system!r} gives a score; this task has no scales")
+        if (score is not None or than is not None) and not scales:
+            raise ConfigError(f"{where}: 'expect' of {system!r} gives a score"
+                              f"{'' if than is None else ' order (score_greaterthan)'}; this task has no scales")
         if isinstance(score, list):
             score = {next(iter(scales)): score}
         ranges: dict[str, list[float]] = {}
@@ -305,26 +355,66 @@ def _span_expectation(task: Any, item: Item, expect: Any, where: str) -> dict[st
                                   f"of the task ({', '.join(f'{x.id} {x.low}..{x.high}' for x in scales.values())})"
                                   f", got {scale_id}: {bounds!r}")
             ranges[scale_id] = list(bounds)
-        text = item.outputs[system]
-        spans = []
-        try:
-            for exp in expected_spans(rule.get("error_spans", [])):
-                if exp.severity is not None and exp.severity not in task.severities:
-                    raise SpanError(f"severity {exp.severity!r} is not one of {', '.join(task.severities)}")
-                if exp.category is not None:  # a category of the taxonomy, or one of its top-level ones
-                    top, _, sub = exp.category.partition("/")
-                    if task.categories is None:
-                        raise SpanError(f"category {exp.category!r}: this task has no categories")
-                    if isinstance(task.categories, Mapping) and (
-                            top not in task.categories or (sub and sub not in task.categories[top])):
-                        raise SpanError(f"category {exp.category!r} is not in the task's taxonomy")
-                start, end = ([from_pearmut_index(text, v) for v in bounds] if bounds is not None else None
-                              for bounds in (exp.start, exp.end))
-                spans.append({"start_i": start, "end_i": end, "severity": exp.severity, "category": exp.category})
-        except SpanError as exc:
-            raise ConfigError(f"{where}: 'expect' of {system!r}: error_spans: {exc}") from None
-        out[system] = {"score": ranges, "error_spans": spans, "extra_spans": allow_extra}
+        entry: dict[str, Any] = {"score": ranges, "error_spans": _expected_spans(task, item, system, rule, where),
+                                 "extra_spans": allow_extra}
+        feedback = rule.get("feedback")
+        if feedback is not None:  # shown next to this output when it misses (Pearmut's per-model "warning")
+            if not isinstance(feedback, str) or not feedback.strip():
+                raise ConfigError(f"{where}: 'expect' of {system!r}: \"feedback\" must be a non-empty text")
+            entry["feedback"] = feedback
+        if than is not None:
+            others = [s for s in item.outputs if s != system]
+            if than == system:
+                raise ConfigError(f"{where}: 'expect' of {system!r}: \"score_greaterthan\" compares {system!r} with "
+                                  f"itself (name another system of the item: {', '.join(others) or 'it has none'})")
+            if not isinstance(than, str) or than not in item.outputs:
+                raise ConfigError(f"{where}: 'expect' of {system!r}: \"score_greaterthan\" must name another system "
+                                  f"of the item ({', '.join(others) or 'it has none'}), got {than!r}"[:300])
+            first = task.scales[0]
+            entry["greater_than"] = {"than": than, "scale": first.id, "noun": task.output_label,
+                                     "scale_label": first.label if len(task.scales) > 1 else ""}
+        out[system] = entry
+    _no_order_cycle(out, where)
     return out
+
+
+def _no_order_cycle(want: Mapping[str, Any], where: str) -> None:
+    """ConfigError when the ``score_greaterthan`` of a check go round in a circle (A > B > A: never met)."""
+    for start in want:
+        seen, at = [start], want[start]
+        while "greater_than" in at:
+            nxt = at["greater_than"]["than"]
+            if nxt == start:
+                raise ConfigError(f"{where}: 'expect': \"score_greaterthan\" goes round in a circle "
+                                  f"({' > '.join([*seen, nxt])}), so no answer can meet it")
+            if nxt in seen or nxt not in want:
+                break
+            seen.append(nxt)
+            at = want[nxt]
+
+
+def _expected_spans(task: Any, item: Item, system: str, rule: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """The ``error_spans`` of one system's expectation (spans kind), checked against the task, with Pearmut's
+    character indexes turned into code points of the output; ConfigError naming what does not fit."""
+    text = item.outputs[system]
+    spans = []
+    try:
+        for exp in expected_spans(rule.get("error_spans", [])):
+            if exp.severity is not None and exp.severity not in task.severities:
+                raise SpanError(f"severity {exp.severity!r} is not one of {', '.join(task.severities)}")
+            if exp.category is not None:  # a category of the taxonomy, or one of its top-level ones
+                top, _, sub = exp.category.partition("/")
+                if task.categories is None:
+                    raise SpanError(f"category {exp.category!r}: this task has no categories")
+                if isinstance(task.categories, Mapping) and (
+                        top not in task.categories or (sub and sub not in task.categories[top])):
+                    raise SpanError(f"category {exp.category!r} is not in the task's taxonomy")
+            start, end = ([from_pearmut_index(text, v) for v in bounds] if bounds is not None else None
+                          for bounds in (exp.start, exp.end))
+            spans.append({"start_i": start, "end_i": end, "severity": exp.severity, "category": exp.category})
+    except SpanError as exc:
+        raise ConfigError(f"{where}: 'expect' of {system!r}: error_spans: {exc}") from None
+    return spans
 
 
 def _pool_spec(task: Any, entry: PoolCheck, reviews: Sequence[Review], where: str) -> tuple[str, str]:
@@ -363,6 +453,8 @@ def validate_checks(study: Study, pools: Mapping[tuple[str, str], Sequence[Revie
     the task's kind (called when the study opens, with the loaded items and pools)."""
     for task in study.tasks:
         tc = study.task_checks(task.id)
+        if _fixed(task):
+            _check_lists(study, task, tc, items)
         if tc is None or not (tc.tutorial or tc.attention_checks):
             continue
         where = f"{study.path.name}: [[tasks]] id {task.id!r}"
@@ -388,7 +480,20 @@ def validate_checks(study: Study, pools: Mapping[tuple[str, str], Sequence[Revie
                 if item.check is None:
                     raise ConfigError(f"{where}: key {key!r}: item {cid!r} of {its.path.name} has no 'check' "
                                       "object (a check needs {\"expect\": ..., \"feedback\": ...})")
-                _item_spec(task, item, its, f"{where}: key {key!r}")
+                _item_spec(task, item, its, f"{where}: key {key!r}", tutorial=key == "tutorial")
+
+
+def _check_lists(study: Study, task: Any, tc: TaskChecks | None, items: Mapping[Path, ItemSet]) -> None:
+    """ConfigError when a participant's fixed list names a check item the task does not name as a check (it is
+    asked where the list has it, as the tutorial or attention check the task names it)."""
+    its = _items_of(task, items)
+    named = set(tc.tutorial) | set(tc.attention_checks) if tc is not None else set()
+    for pid, ids in fixed_lists(task.source, its).items():
+        for cid in ids:
+            if its[its.index[cid]].check is not None and cid not in named:
+                raise ConfigError(f"{study.path.name}: [[tasks]] id {task.id!r}: the list of {pid!r} names item "
+                                  f"{cid!r}, a check item: name it in 'tutorial' or 'attention_checks' too (it is "
+                                  "asked where the list has it)")
 
 
 # ----------------------------------------------------------------------------- plan
@@ -413,7 +518,7 @@ def _check_questions(task: Any, tc: TaskChecks, ids: Sequence[str], kind: str, r
             continue
         its = _items_of(task, items)
         item = its[its.index[cid]]
-        systems, rule, want = _item_spec(task, item, its, cid)
+        systems, rule, want = _item_spec(task, item, its, cid, tutorial=kind == "tutorial")
         systems = tuple(shuffle(list(systems), rng))
         fb = item.check.get("feedback", DEFAULT_FEEDBACK) if item.check else DEFAULT_FEEDBACK
         spec = CheckSpec(kind, cid, rule, want, fb, tc.tutorial_skippable and kind == "tutorial",
@@ -421,8 +526,35 @@ def _check_questions(task: Any, tc: TaskChecks, ids: Sequence[str], kind: str, r
         out.append(Question(task=task.id, kind=task.kind, index=0, slot=its.index[cid], domain="",
                             review_ids=(item.id,) * len(systems), sources=systems,
                             texts=tuple(item.outputs[s] for s in systems), matched=True,
-                            input=item.input or None, title=item.title, check=spec))
+                            input=item.input or None, title=item.title, check=spec,
+                            media=item.media_for(systems), input_media=item.input_media))
     return out
+
+
+def _fixed(task: Any) -> bool:
+    """Whether the task gives each participant a fixed list (``assignment = "fixed"``)."""
+    return getattr(getattr(task, "source", None), "fixed", None) is not None
+
+
+def _place_in_list(task: Any, tc: TaskChecks, questions: list[Question], rng: Mulberry32,
+                   items: Mapping[Path, ItemSet]) -> set[str] | None:
+    """In a task with fixed lists, the check items a participant's list names become check questions where the
+    list has them (in place, in ``questions``). Returns the checks not to add at the start or at seeded positions:
+    those placed, and those on other participants' lists only (a check that is on no list is everyone's); None
+    when the participant has no list (no question of the task, checks included). Elsewhere: an empty set."""
+    if not _fixed(task):
+        return set()
+    if not questions:
+        return None
+    named = {**{c: "tutorial" for c in tc.tutorial}, **{c: "attention" for c in tc.attention_checks}}
+    placed: set[str] = set()
+    for k, q in enumerate(questions):
+        cid = q.review_ids[0] if q.review_ids else ""
+        if cid in named and cid not in placed:
+            [questions[k]] = _check_questions(task, tc, [cid], named[cid], rng, {}, items)
+            placed.add(cid)
+    listed = {i for ids in fixed_lists(task.source, _items_of(task, items)).values() for i in ids}
+    return placed | (listed & set(named))
 
 
 def add_checks(study: Study, per_task: dict[str, list[Question]], pools: Mapping[tuple[str, str], Sequence[Review]],
@@ -436,9 +568,14 @@ def add_checks(study: Study, per_task: dict[str, list[Question]], pools: Mapping
         if tc is None or not (tc.tutorial or tc.attention_checks):
             continue
         rng = Mulberry32(derive_seed("evalkit-checks", task.id, seed))
-        tutorial = _check_questions(task, tc, tc.tutorial, "tutorial", rng, pools, items or {})
-        attention = _check_questions(task, tc, tc.attention_checks, "attention", rng, pools, items or {})
         regular = list(per_task.get(task.id, []))
+        placed = _place_in_list(task, tc, regular, rng, items or {})
+        if placed is None:  # a participant without a list in a fixed task: nothing of it
+            continue
+        tutorial = _check_questions(task, tc, [c for c in tc.tutorial if c not in placed], "tutorial", rng, pools,
+                                    items or {})
+        attention = _check_questions(task, tc, [c for c in tc.attention_checks if c not in placed], "attention", rng,
+                                     pools, items or {})
         for q in shuffle(attention, rng):
             regular.insert(rng.randbelow(len(regular) + 1), q)
         per_task[task.id] = [replace(q, index=i) for i, q in enumerate([*tutorial, *regular])]
@@ -473,15 +610,43 @@ class Outcome:
             object.__setattr__(self, "status", "passed" if self.passed else "failed")
 
 
-def passes(failed: int, max_failed_checks: int) -> bool:
-    """The rule: a session passes unless it failed more attention checks than ``max_failed_checks``."""
+def passes(failed: int, max_failed_checks: int | float, checks: int | None = None) -> bool:
+    """The rule: a session passes unless it failed more attention checks than ``max_failed_checks``: a count (an
+    integer), or a proportion (a float strictly between 0 and 1) of its ``checks`` (the attention checks it
+    answered): 0.2 of 5 checks passes 1 failed, fails 2. The share is compared exactly, as the decimal written
+    in the config (0.3 of 10 passes 3 failed)."""
+    if isinstance(max_failed_checks, float) and 0 < max_failed_checks < 1:
+        if checks is None:
+            raise ValueError("a proportion of failed attention checks needs the number of checks")
+        return failed == 0 or (checks > 0 and Fraction(failed, checks) <= Fraction(repr(max_failed_checks)))
     return failed <= max_failed_checks
 
 
-def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions: Sequence[Question] | None = None,
-                    progress: Progress | None = None, limit: str | None = None) -> Outcome:
+def parse_max_failed_checks(t: Table) -> int | float:
+    """``[study.quality] max_failed_checks``: a count (an integer ≥ 0, default 0) or a proportion (a number strictly
+    between 0 and 1); ConfigError naming the key otherwise (1.0, a negative number, NaN, a string, ...)."""
+    value = t.get("max_failed_checks", 0)
+    share = "a proportion strictly between 0 and 1 (e.g. 0.2: more than a fifth of the attention checks wrong fails)"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        t.fail("max_failed_checks", f"must be a count (an integer ≥ 0) or {share}, got {type_name(value)} {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            t.fail("max_failed_checks", f"must be at least 0, got {value}")
+        return value
+    if math.isfinite(value) and 0 < value < 1:
+        return value
+    if math.isfinite(value) and value >= 0 and value.is_integer():
+        t.fail("max_failed_checks", f"a count is written as an integer ({int(value)}, not {value!r}); or give {share}")
+    t.fail("max_failed_checks", f"must be a count (an integer ≥ 0) or {share}, got {value!r}")
+    raise AssertionError  # (t.fail raises)
+
+
+def session_outcome(answers: Sequence[Answer], max_failed_checks: int | float,
+                    questions: Sequence[Question] | None = None, progress: Progress | None = None,
+                    limit: str | None = None) -> Outcome:
     """Pass or fail from a session's stored answers: more failed attention checks (first try wrong) than
-    ``max_failed_checks`` fails. Tutorial questions never fail a session (they teach).
+    ``max_failed_checks`` (a count, or a proportion of the attention checks answered: :func:`passes`) fails.
+    Tutorial questions never fail a session (they teach).
 
     With the session's plan (``questions``) and ``progress``, passing also needs work done: at least one
     judgment (an answer to a question that is not a check, or a rated item) when the plan has questions to
@@ -495,7 +660,7 @@ def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions
     attention = [a for a in answers if a.check == "attention"]
     failed = sum(1 for a in attention if not a.check_passed)
     if questions is None or progress is None:
-        return Outcome(len(attention), failed, passes(failed, max_failed_checks))
+        return Outcome(len(attention), failed, passes(failed, max_failed_checks, len(attention)))
     judged_in: dict[str, int] = {}
     for a in answers:
         if a.check is None:
@@ -507,7 +672,7 @@ def session_outcome(answers: Sequence[Answer], max_failed_checks: int, questions
     answered = {(a.task, a.question_index) for a in attention}
     missing = sum(1 for q in asked if (q.task, q.index) not in answered)
     required = len(asked)
-    if not passes(failed, max_failed_checks):
+    if not passes(failed, max_failed_checks, len(attention)):
         status = "failed"
     elif judged == 0 and limit != "questions" and (work := {q.task for q in questions if q.check is None}):
         status = "full" if work <= ran_out else "incomplete"  # full: every task with work to give ran out
@@ -525,13 +690,16 @@ def outcome_of(session: Session) -> str:
     return value if value in OUTCOMES else ""
 
 
-def completion_code(study: Study, outcome: Outcome) -> str | None:
-    """The study-level code for this outcome, ``""`` for no code at all, or None for a per-session code.
+def completion_code(study: Study, outcome: Outcome, participant: Participant | None = None) -> str | None:
+    """The code for this outcome, ``""`` for no code at all, or None for a per-session code.
 
     ``passed``: ``completion_code_pass``; ``failed`` and ``incomplete``: ``completion_code_fail``; ``full``:
     ``completion_code_full`` (a platform's screen-out code), else no code (the evaluator is asked to return
-    the study). An outcome without a configured code gets a per-session code, except ``full``."""
+    the study). An invited ``participant`` with their own pass / fail code (``evalkit invite --csv`` with
+    ``code_pass`` / ``code_fail``, a Pearmut campaign's tokens) gets it instead of the study's. An outcome
+    without a configured code gets a per-session code, except ``full``."""
     if outcome.status == "full":
         return study.completion_code_full
-    code = study.completion_code_pass if outcome.passed else study.completion_code_fail
+    own = participant and (participant.code_pass if outcome.passed else participant.code_fail)
+    code = own or (study.completion_code_pass if outcome.passed else study.completion_code_fail)
     return code or None

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checks import TaskChecks, parse_task_checks, validate_checks
+from .checks import TaskChecks, parse_max_failed_checks, parse_task_checks, validate_checks
 from .datasets import (
     DatasetError,
     Pools,
@@ -36,12 +36,14 @@ from .datasets import (
     review_counts,
 )
 from .items import ItemSet, load_items
+from .media import MediaError, hosts, local_file, remote_problem
 from .rating_items import RatingItem, load_rating_items
 from .store import Database, StoreError, resolve_database
 from .tasks import KINDS, Common, PairwiseTask, RatingTask, Task, TripletTask, known_kinds
 from .tasks.base import ConfigError, StudyPaths, Table, type_name
-from .tasks.itemsource import long_texts
+from .tasks.itemsource import ItemsSource, long_texts
 from .tasks.rating import Metric
+from .text import is_code
 
 __all__ = [
     "BiasControls",
@@ -132,6 +134,10 @@ class SessionLimits:
 PARTICIPANT_MODES = ("open", "invited")
 #: ``[study] positions``: how the texts of a question are placed (see :mod:`evalkit.balance`)
 POSITION_MODES = ("rotation", "shuffle")
+#: ``[study] done_message``'s placeholders and what each stands for: the completion code shown, or the participant's
+#: id (an invited participant's, else the platform's, else empty). Pearmut's ``${TOKEN}`` / ``${USER_ID}`` and
+#: evalkit's ``{code}`` / ``{participant}``; any other ``${...}`` is an error.
+DONE_PLACEHOLDERS = {"${TOKEN}": "code", "${USER_ID}": "participant", "{code}": "code", "{participant}": "participant"}
 
 
 @dataclass(frozen=True)
@@ -159,7 +165,8 @@ class Study:
     participants: str = "open"
     #: tutorials and attention checks, by task id (see evalkit.checks)
     checks: tuple[tuple[str, TaskChecks], ...] = ()
-    max_failed_checks: int = 0  # [study.quality]: more failed attention checks than this = failed
+    #: [study.quality]: more failed attention checks than this = failed (a count, or a proportion below 1)
+    max_failed_checks: int | float = 0
     completion_code_pass: str = ""  # study-level codes a platform verifies ("" = a per-session code)
     completion_code_fail: str = ""
     #: the code of a session that could not get work (the queue was full): a platform's screen-out code for a fixed
@@ -172,6 +179,23 @@ class Study:
     positions: str | None = None
     #: ``evalkit check``'s warnings about the config's paths: each absolute path outside the study folder
     path_warnings: tuple[str, ...] = ()
+    #: ``[study] blind``: False shows each output's system name in its card (tasks over items files; Pearmut's
+    #: ``show_model_names``); True (the default): system names never reach the browser
+    blind: bool = True
+    #: ``[study] done_message``: the researcher's Markdown shown on the done screen instead of the thanks line, with
+    #: :data:`DONE_PLACEHOLDERS` filled in (see :func:`evalkit.survey.done_text`); "" = the default line
+    done_message: str = ""
+    #: ``[study] media``: the folder every local media file of the items must be in (resolved); None: the config's
+    #: folder's ``media``
+    media: Path | None = None
+    #: ``[study] allow_remote_media``: items may name media by ``url`` (the evaluators' browsers then fetch them
+    #: from those hosts, which learn each evaluator's address); False (the default): remote media are refused
+    allow_remote_media: bool = False
+
+    @property
+    def media_folder(self) -> Path:
+        """The study's media folder (``[study] media``, default ``media`` beside the config)."""
+        return self.media if self.media is not None else self.path.parent / "media"
 
     def rotates(self, kind: str) -> bool:
         """Whether tasks of ``kind`` take display orders from the Williams rotation (for sessions with an
@@ -312,6 +336,21 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     record_user_agent = st.get("record_user_agent", False)
     if not isinstance(record_user_agent, bool):
         st.fail("record_user_agent", f"must be true or false, got {type_name(record_user_agent)}")
+    blind = st.get("blind", True)
+    if not isinstance(blind, bool):
+        st.fail("blind", f"must be true or false (false shows the system names to the evaluators), got "
+                         f"{type_name(blind)}")
+    done_message = st.str("done_message", "", nonempty=False).strip()
+    media_folder = paths.resolve(st, "media", st.str("media", "media"))
+    if media_folder.exists() and not media_folder.is_dir():
+        st.fail("media", f"{st.data.get('media', 'media')!r} is a file, not a folder (looked for {media_folder})")
+    allow_remote_media = st.get("allow_remote_media", False)
+    if not isinstance(allow_remote_media, bool):
+        st.fail("allow_remote_media", f"must be true or false, got {type_name(allow_remote_media)}")
+    unknown = sorted({f"${{{name}}}" for name in re.findall(r"\$\{([^{}]*)\}", done_message)} - set(DONE_PLACEHOLDERS))
+    if unknown:
+        st.fail("done_message", f"unknown placeholder {unknown[0]}; the placeholders are "
+                                f"{', '.join(DONE_PLACEHOLDERS)}")
     participants = st.get("participants", "open")
     if participants not in PARTICIPANT_MODES:
         st.fail("participants", f"must be one of {', '.join(repr(m) for m in PARTICIPANT_MODES)} (\"invited\": only "
@@ -323,7 +362,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     codes = {}
     for key in ("completion_code_pass", "completion_code_fail", "completion_code_full"):
         code = st.str(key, "", nonempty=False).strip()
-        if code and not re.match(r"^[A-Za-z0-9_-]{1,64}$", code):
+        if code and not is_code(code):
             st.fail(key, f"must be 1-64 letters, digits, '_' or '-', got {code!r}")
         codes[key] = code
     if codes["completion_code_pass"] and codes["completion_code_pass"] == codes["completion_code_fail"]:
@@ -334,7 +373,7 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
     if redirect_seconds > 600:
         st.fail("redirect_seconds", f"must be at most 600 (0 = no automatic redirect), got {redirect_seconds}")
     qt = Table(st.get("quality", {}), path, "[study.quality]")
-    max_failed = qt.int("max_failed_checks", 0, minimum=0)
+    max_failed = parse_max_failed_checks(qt)
     qt.done()
     se = Table(st.get("session", {}), path, "[study.session]")
     session = SessionLimits(**{key: se.int(key, minimum=1) if se.get(key, None) is not None else None
@@ -405,7 +444,8 @@ def load_study(path: str | Path = "config.toml", *, database: str | Path | None 
         completion_code_pass=codes["completion_code_pass"], completion_code_fail=codes["completion_code_fail"],
         completion_code_full=codes["completion_code_full"],
         redirect_seconds=redirect_seconds, session=session, positions=positions,
-        path_warnings=tuple(paths.outside),
+        path_warnings=tuple(paths.outside), blind=blind, done_message=done_message,
+        media=media_folder, allow_remote_media=allow_remote_media,
     )
 
 
@@ -471,12 +511,89 @@ class LoadedStudy:
         """What ``evalkit check`` warns about (the study runs, but maybe not as meant): absolute paths outside
         the study folder, then each task's data warnings (items lacking an output of a listed system), then texts
         longer than :data:`~evalkit.tasks.itemsource.LONG_TEXT` characters."""
-        out = list(self.study.path_warnings)
+        out = [*not_blind(self.study), *fixed_but_open(self.study), *self.study.path_warnings]
         for task in self.study.tasks:
             out.extend(KINDS[task.kind].warnings(task, self.study.path, self.item_sets))
         for items in self.item_sets.values():  # texts too long for a question, once per items file
             out.extend(long_texts(items, self.study.path.parent))
+        out.extend(media_warnings(self.study, self.item_sets))
         return out
+
+
+def check_media(study: Study, item_sets: Mapping[Path, ItemSet]) -> None:
+    """ConfigError for the first media value of the items files that may not be shown: a local file that is
+    missing or not inside the study's media folder (``..`` and symbolic links resolved, see
+    :func:`evalkit.media.local_file`), or a remote one in a study without ``[study] allow_remote_media = true``.
+    The message names the items file, the line, the item and the key."""
+    base, folder = study.path.parent, study.media_folder
+    for items in item_sets.values():
+        for item in items:
+            for key, value in item.media():
+                problem = remote_problem(value, study.allow_remote_media)
+                if problem is None and value.path is not None:
+                    try:
+                        local_file(value, base, folder)
+                    except MediaError as exc:
+                        problem = str(exc)
+                if problem is not None:
+                    raise ConfigError(f"{study.path.name}: {items.path.name}, line {item.line} (item {item.id!r}): "
+                                      f"key {key}: {problem}")
+
+
+def media_warnings(study: Study, item_sets: Mapping[Path, ItemSet]) -> list[str]:
+    """``evalkit check``'s warnings about media: the hosts remote media come from (loudly: each evaluator's address
+    goes to them; the consent text should say so), ``allow_remote_media`` set with no remote media, and a task
+    that requires full plays of items holding video players (YouTube, Vimeo) whose plays cannot be logged."""
+    values = [value for items in item_sets.values() for item in items for _, value in item.media()]
+    out = []
+    remote = hosts(values)
+    if remote:
+        out.append(f"REMOTE MEDIA ([study] allow_remote_media = true): the evaluators' browsers fetch images, audio "
+                   f"or video from {len(remote)} other host(s): {', '.join(remote)}. Each of them learns every "
+                   "evaluator's address (and browser) and when they reached the question: say so in the consent "
+                   "text, or put the files in the media folder.")
+    elif study.allow_remote_media:
+        out.append("[study] allow_remote_media = true has no effect: no item names a remote file (a 'url').")
+    for task in study.tasks:
+        source = getattr(task, "source", None)
+        if not getattr(source, "require_full_play", False) or source.items not in item_sets:
+            continue
+        players = [item.id for item in item_sets[source.items] for _, value in item.media() if value.embed]
+        if players:
+            out.append(f"{study.path.name}: [[tasks]] id {task.id!r}: key 'require_full_play': {len(players)} "
+                       f"item(s) hold a YouTube or Vimeo video (e.g. {players[0]!r}), whose plays cannot be logged; "
+                       "they are not required to be played")
+    return out
+
+
+def not_blind(study: Study) -> list[str]:
+    """``evalkit check``'s warning for ``[study] blind = false`` (first of all warnings): the evaluators see which
+    system wrote each output, so their judgments may follow the names; and a realfake task gives its answer away."""
+    if study.blind:
+        return []
+    items_tasks = [t for t in study.tasks if isinstance(getattr(t, "source", None), ItemsSource)]
+    if not items_tasks:
+        return ["[study] blind = false has no effect: no task reads an items file (system names are shown only on "
+                "the cards of compare, score, spans, rank and realfake tasks over an items file)."]
+    turing = [t.id for t in items_tasks if t.kind == "realfake"]
+    spoiled = (f" In realfake task(s) {', '.join(repr(t) for t in turing)} the name tells whether the text is real: "
+               "the test means nothing." if turing else "")
+    return ["THE STUDY IS NOT BLIND ([study] blind = false): every output's card shows its system's name to the "
+            f"evaluators (tasks {', '.join(repr(t.id) for t in items_tasks)}), so their judgments may be biased by "
+            f"the names and are not comparable with a blind study's.{spoiled} Remove the key (or set blind = true) "
+            "unless showing the names is the point of the study."]
+
+
+def fixed_but_open(study: Study) -> list[str]:
+    """``evalkit check``'s warning for a task with fixed lists in a study open to anyone: only a private link says
+    who a participant is, so everyone else gets no question of the task."""
+    fixed = [t.id for t in study.tasks if getattr(getattr(t, "source", None), "fixed", None) is not None]
+    if not fixed or study.participants == "invited":
+        return []
+    return [f"tasks {', '.join(repr(t) for t in fixed)} give each participant their own list (assignment = "
+            "\"fixed\"), but [study] participants = \"open\": only the private links of `evalkit invite` say who a "
+            "participant is, so anyone else who opens the study gets no question of these tasks. Set participants "
+            "= \"invited\"."]
 
 
 def study_summary(study: Study) -> dict[str, Any]:
@@ -532,8 +649,10 @@ def open_study(path: str | Path = "config.toml", *, database: str | Path | None 
             if file not in item_sets:
                 item_sets[file] = load_items(file)
         kind.check(task, study.path, item_sets)
+    check_media(study, item_sets)
     validate_checks(study, pools, item_sets)
     return LoadedStudy(study=study, pools=pools, items=items, version=study_version(study), item_sets=item_sets)
 
 
 __all__ += ["DatasetError", "study_version"]
+__all__ += ["DONE_PLACEHOLDERS", "not_blind"]

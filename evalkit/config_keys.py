@@ -144,6 +144,19 @@ SECTIONS: tuple[Section, ...] = (
                 "Williams design keyed by arrival order; `shuffle`, an independent draw per evaluator. Unset: "
                 "rotation for the kinds over items files, shuffle for the review pools.",
                 allowed=_str("rotation", "shuffle")),
+            Key("blind", "boolean", "true",
+                "`false` shows each output's system name in its card heading (\"Response A · gpt4\"), in every "
+                "task over an items file (compare, score, spans, rank, realfake; Pearmut's `show_model_names`). "
+                "Judgments may then follow the names: `evalkit check` warns that the study is not blind. `true`: "
+                "system names never reach the browser."),
+            Key("media", "string (path)", '"media"',
+                "The folder of the items' images, audio clips and videos (a media value's `path`, relative to "
+                "the config's folder, must lead into it; `..` and symbolic links that leave it are refused). "
+                "See [Images, audio and video](../how-to/media.md)."),
+            Key("allow_remote_media", "boolean", "false",
+                "Allow media values with a `url` (http or https): each evaluator's browser then fetches the file "
+                "from that host, which learns the evaluator's address; say so in the consent text. `evalkit "
+                "check` lists the hosts. `false`: a remote media value is an error."),
             Key("completion_url", "string (http or https URL)", '""',
                 "Where the done screen sends the evaluator, e.g. Prolific's completion link. The only "
                 "placeholder allowed is `{code}`, replaced by the completion code. Empty: no redirect."),
@@ -157,6 +170,11 @@ SECTIONS: tuple[Section, ...] = (
             Key("redirect_seconds", "integer, 0 to 600", "5",
                 "The done screen goes to `completion_url` after this many seconds; 0 never redirects by "
                 "itself."),
+            Key("done_message", "string (Markdown)", '""',
+                "The done screen's text in place of the default thanks (trusted: written by the researcher), "
+                "above the completion code. Placeholders: `${TOKEN}` or `{code}`, the completion code; "
+                "`${USER_ID}` or `{participant}`, the invited participant's id, else the platform's participant "
+                "id, else empty (Pearmut's `instructions_goodbye`). Any other `${...}` is an error."),
             Key("quality", "table", "the defaults", "When an evaluator fails the attention checks.",
                 see="study.quality"),
             Key("session", "table", "no limits", "Limits on a session's length, and breaks.",
@@ -181,12 +199,14 @@ SECTIONS: tuple[Section, ...] = (
         "study.quality", "[study.quality]", "Attention-check quality",
         "When a session counts as failed.",
         (
-            Key("max_failed_checks", "integer ≥ 0", "0",
+            Key("max_failed_checks", "integer ≥ 0, or a number strictly between 0 and 1", "0",
                 "An evaluator fails when more of their attention checks were answered wrong the first time than "
-                "this; failed evaluators get `completion_code_fail` and are left out of the statistics by "
-                "default."),
+                "this: a count (`1`: two wrong fail), or a proportion of the attention checks they answered (`0.2`: "
+                "of 5 checks, one wrong passes and two fail). `1.0`, a negative number or a string is an error "
+                "(write a count as an integer). Failed evaluators get `completion_code_fail` and are left out of "
+                "the statistics by default (the results page and `evalkit report` apply the same rule)."),
         ),
-        example="[study.quality]\nmax_failed_checks = 0\n"),
+        example="[study.quality]\nmax_failed_checks = 0      # or a proportion: 0.2 = more than a fifth wrong fails\n"),
     Section(
         "study.session", "[study.session]", "Session limits",
         "Optional limits against fatigue. A *judgment* is a stored answer (attention checks included) or a "
@@ -341,7 +361,8 @@ SECTIONS: tuple[Section, ...] = (
                 "The items file: JSONL, one input and several systems' outputs per line."),
             Key("systems", "list of strings", "every system of the file",
                 "The systems whose outputs are shown (attention-check items aside)."),
-            Key("questions", "integer ≥ 1", REQUIRED, "Questions per evaluator; the file must hold enough items."),
+            Key("questions", "integer ≥ 1", REQUIRED, "Questions per evaluator; the file must hold enough items. "
+                "Not with `assignment = \"fixed\"`, where each participant's list sets it."),
             Key("judgments_per_item", "integer ≥ 1", "unset",
                 "Deal the items from one queue shared by all evaluators, so that every item (with every set of "
                 "systems a question shows) is judged by exactly this many evaluators. Unset: each evaluator's "
@@ -355,6 +376,27 @@ SECTIONS: tuple[Section, ...] = (
         when=("kind", ITEMS_KINDS),
         example='[[tasks]]\nkind = "compare"\nid = "replies"\nitems = "items.jsonl"\n'
                 'systems = ["gpt4", "t5", "human"]\nquestions = 4\njudgments_per_item = 3\nclaim_minutes = 30\n'),
+    Section(
+        "tasks.fixed", "[[tasks]]", "Fixed assignments (score and spans tasks)",
+        "Each invited participant gets their own predefined, ordered list of items or documents (Pearmut's "
+        "task-based campaigns), reached through their private link. See [Fixed lists](../how-to/fixed-lists.md).",
+        (
+            Key("assignment", "string", '"balanced"',
+                "`balanced`: each evaluator's items are drawn from their seed (or the shared queue), systems "
+                "balanced. `fixed`: each participant gets exactly the items of their list, in order; a question "
+                "shows every output its item has of the task's `systems`. `questions`, `outputs_per_question` and "
+                "`judgments_per_item` do not apply.",
+                allowed=_str("balanced", "fixed")),
+            Key("assignments", "string (path)", "unset",
+                "With `fixed`: a CSV with a header `participant_id,item_id`, one row per item in the order the "
+                "participant gets them. Unset: the items file's own `\"participants\": [...]` on each item."),
+            Key("shuffle", "boolean", "true",
+                "With `fixed`: shuffle the outputs of each question (seeded per participant); false keeps the "
+                "item's order."),
+        ),
+        when=("kind", ("score", "spans")),
+        example='[[tasks]]\nkind = "spans"\nid = "esa"\nitems = "datasets/documents.jsonl"\nassignment = "fixed"\n'
+                'assignments = "datasets/assignments.csv"\nshuffle = true\n'),
     Section(
         "tasks.compare", "[[tasks]]", "Compare tasks",
         "Two systems' outputs for one item's input, side by side: which is better?",
@@ -478,6 +520,19 @@ SECTIONS: tuple[Section, ...] = (
         when=("kind", ("rank",)),
         example='[[tasks]]\nkind = "rank"\nid = "best"\nitems = "datasets/headlines.jsonl"\nquestions = 4\n'
                 'response = "best"\noutputs_per_question = 0\n'),
+    Section(
+        "tasks.media", "[[tasks]]", "Images, audio and video",
+        "The key every task over an items file (compare, score, spans, rank, realfake with `items`) takes for "
+        "items whose input or outputs are media. See [Images, audio and video](../how-to/media.md).",
+        (
+            Key("require_full_play", "boolean", "false",
+                "Refuse an answer until every audio clip and video of the question was played to the end (the "
+                "page logs play, pause, seek and end; the server decides). YouTube and Vimeo players are not "
+                "required."),
+        ),
+        when=("kind", (*ITEMS_KINDS, "realfake")),
+        example='[[tasks]]\nkind = "score"\nid = "clips"\nitems = "items.jsonl"\nquestions = 6\n'
+                'require_full_play = true\n'),
     Section(
         "tasks.realfake", "[[tasks]]", "Real-or-generated tasks",
         "A Turing test: one text at a time, written by a person or generated, and how sure. Texts come from an "

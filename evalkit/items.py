@@ -31,12 +31,24 @@ One JSON object per line; blank lines are skipped::
   segment. The item's ``input`` and ``outputs`` are then its segments' joined by a blank line (what the other
   kinds show); give them on the item too and it is an error. A line that is a JSON **array** of item objects
   (Pearmut's document) loads as one document: its id is the first object's, each object a segment.
+* ``instructions`` (Pearmut's per-item instructions, e.g. ``"<b>Attention check:</b> A is best"``): untrusted HTML
+  shown above the item, never as HTML (the app converts it with :func:`evalkit.markup.html_to_markdown`). A segment
+  may have its own; an array document's are its first object's. What is shown: :meth:`Item.instruction_blocks`.
+* ``participants`` (a list of invited participants' ids) puts the item on those participants' fixed lists, in
+  file order, for a task with ``assignment = "fixed"`` and no ``assignments`` CSV (:mod:`evalkit.assignments`).
+* **Media**: the ``input`` or an output may be an image, audio clip or video instead of a text, in the object form
+  of :mod:`evalkit.media` (``{"type": "image", "path": "media/x.png", "alt": "..."}``). The item then keeps a
+  text there all the same, the value's path or URL (:meth:`~evalkit.media.Media.placeholder`: what exports and
+  the analysis show), and the value itself in :attr:`Item.input_media` / :attr:`Item.output_media`. A media
+  output takes no ``error_spans``; a document's segments and the ``reference`` are texts only. Whether a path is
+  in the study's media folder, and whether remote files are allowed, is the study's check (:mod:`evalkit.config`).
 
 Every problem raises :class:`ItemError` (a :class:`~evalkit.datasets.DatasetError`) naming the file, the
 line and the key. Loading is one pass of ``json.loads`` per line plus cheap type checks: the indexes
 planning needs (:attr:`ItemSet.by_system`, :meth:`ItemSet.with_all`) are built on first use.
 
-Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles`, :mod:`evalkit.spans` and :mod:`evalkit.text` only.
+Floor: core (``.importlinter``). May import :mod:`evalkit.datafiles`, :mod:`evalkit.media`, :mod:`evalkit.spans` and
+:mod:`evalkit.text` only.
 """
 
 from __future__ import annotations
@@ -52,17 +64,20 @@ from types import MappingProxyType
 from typing import Any
 
 from .datafiles import DatasetError
+from .media import Media, MediaError
+from .media import parse as parse_media
 from .spans import Span, SpanError, check_spans, from_pearmut
 from .text import lone_surrogate_at
 
-__all__ = ["PEARMUT_ALIASES", "SEGMENT_JOIN", "Item", "ItemError", "ItemSet", "Segment", "load_items"]
+__all__ = ["PEARMUT_ALIASES", "SEGMENT_JOIN", "Item", "ItemError", "ItemSet", "Segment", "is_pearmut_campaign",
+           "load_items"]
 
 #: Pearmut's item keys and the evalkit key each one stands for.
 PEARMUT_ALIASES: Mapping[str, str] = {"item_id": "id", "src": "input", "tgt": "outputs", "ref": "reference"}
 
 _KEYS = frozenset(("id", "input", "title", "outputs", "reference", "metrics", "meta", "check", "error_spans",
-                   "segments"))
-_SEGMENT_KEYS = frozenset(("id", "input", "outputs", "reference", "error_spans"))
+                   "segments", "participants", "instructions"))
+_SEGMENT_KEYS = frozenset(("id", "input", "outputs", "reference", "error_spans", "instructions"))
 #: what a document's segments are joined with to make the item's ``input`` and ``outputs``
 SEGMENT_JOIN = "\n\n"
 _ALL_NAMES = sorted(_KEYS | set(PEARMUT_ALIASES))
@@ -93,6 +108,51 @@ class Item:
     error_spans: Mapping[str, tuple[Span, ...]] = field(default_factory=lambda: _EMPTY)  # (one shared empty map)
     #: a document's segments (empty: the item is one segment)
     segments: tuple[Segment, ...] = ()
+    #: the invited participants whose fixed list holds this item (``assignment = "fixed"``), in the order given
+    participants: tuple[str, ...] = ()
+    #: untrusted HTML shown above the item (Pearmut's ``instructions``; never shown as HTML), None when none
+    instructions: str | None = None
+    #: the input as a media value (then :attr:`input` is its path or URL), None when the input is a text
+    input_media: Media | None = None
+    #: the outputs that are media values, by system (their :attr:`outputs` are their paths or URLs)
+    output_media: Mapping[str, Media] = field(default_factory=lambda: _EMPTY)
+
+    def media_for(self, systems: Sequence[str]) -> tuple[Media | None, ...]:
+        """The media value of each of ``systems``' outputs (None: a text), in that order; () when none is media
+        (what :attr:`evalkit.question.Question.media` holds)."""
+        if not self.output_media:
+            return ()
+        return tuple(self.output_media.get(system) for system in systems)
+
+    def media(self) -> Iterator[tuple[str, Media]]:
+        """Every media value of the item as ``(where, value)``, ``where`` as an error message names it: ``"'input'"``,
+        then ``"'outputs': system 'x'"`` per system with a media output, in file order."""
+        if self.input_media is not None:
+            yield "'input'", self.input_media
+        for system, value in self.output_media.items():
+            yield f"'outputs': system {system!r}", value
+
+    def instruction_blocks(self) -> tuple[tuple[int | None, str], ...]:
+        """The instructions shown above the item, in order, each ``(segment number or None, text)``.
+
+        The item's own instructions (``None``: the whole item). When its segments have instructions of their own
+        that differ from it (a tutorial document: one step per segment), each segment's follow, numbered from 1,
+        a text repeating the one shown before it left out (and the item's own left out when they are the first
+        segment's, as in an array document). Segments that only repeat the item's, or have none, add nothing:
+        a document's one instruction is shown once."""
+        own = self.instructions
+        texts = [s.instructions for s in self.segments]
+        if all(t is None or t == own for t in texts):
+            return () if own is None else ((None, own),)
+        out: list[tuple[int | None, str]] = []
+        if own is not None and own != texts[0]:
+            out.append((None, own))
+        previous = None
+        for k, text in enumerate(texts, start=1):
+            if text is not None and text != previous:
+                out.append((k, text))
+                previous = text
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +163,8 @@ class Segment:
     outputs: Mapping[str, str]
     reference: str | None = None
     error_spans: Mapping[str, tuple[Span, ...]] = field(default_factory=lambda: _EMPTY)  # (one shared empty map)
+    #: this segment's own instructions (untrusted HTML, see :meth:`Item.instruction_blocks`), None when none
+    instructions: str | None = None
 
 
 class ItemSet(Sequence[Item]):
@@ -112,7 +174,8 @@ class ItemSet(Sequence[Item]):
     threads asking at once may both compute them; the results are equal). Treat it as read-only.
     """
 
-    __slots__ = ("_by_system", "_candidates", "_system_set", "_with_all", "index", "items", "path", "systems")
+    __slots__ = ("_by_system", "_candidates", "_system_set", "_with_all", "derived", "index", "items", "path",
+                 "systems")
 
     def __init__(self, path: Path, items: Sequence[Item], index: Mapping[str, int], systems: Sequence[str]) -> None:
         self.path = path
@@ -125,6 +188,8 @@ class ItemSet(Sequence[Item]):
         self._by_system: Mapping[str, tuple[int, ...]] | None = None
         self._with_all: dict[frozenset[str], tuple[int, ...]] = {}
         self._candidates: dict[frozenset[str], tuple[int, ...]] = {}
+        #: what other modules compute once from the items and keep with them (e.g. the fixed lists), by name
+        self.derived: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self.items)
@@ -270,7 +335,8 @@ def _read(path: Path, items: list[Item], index: dict[str, int], systems: dict[st
                 except json.JSONDecodeError as exc:
                     if line.isspace():
                         continue
-                    raise ItemError(f"{path}, line {lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+                    error = f"{path}, line {lineno}: not valid JSON: {exc.msg} (column {exc.colno})"
+                    raise (_whole_file_error(path, error) if not items else ItemError(error)) from None
             if "\\ud" in line or "\\uD" in line:  # (only an escape can make a lone surrogate: UTF-8 cannot)
                 _no_lone_surrogates(obj, path, lineno)
             item = _parse(obj, path, lineno, systems, pending, names)
@@ -286,6 +352,41 @@ def _read(path: Path, items: list[Item], index: dict[str, int], systems: dict[st
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise ItemError(f"{path}, line {lineno}: key 'metrics': system {system!r} has no output in this item "
                             f"nor in any other item of the file{hint}")
+
+
+#: An items file whose first line is not JSON is read whole as JSON (for :func:`_whole_file_error`) up to this size
+_WHOLE_FILE_LIMIT = 256 * 1024 * 1024
+
+
+def _pearmut_campaign_error(path: Path) -> ItemError:
+    """The error for a Pearmut campaign file (one JSON object with ``campaign_id`` / ``info`` / ``data``) given as an
+    items file: it names the command that turns it into a study."""
+    return ItemError(f"{path}: this is a Pearmut campaign file, not an items file: turn it into a study with "
+                     f"`python -m evalkit import pearmut {path}`")
+
+
+def is_pearmut_campaign(value: Any) -> bool:
+    """Whether a JSON value looks like a Pearmut campaign: an object with ``data`` and ``campaign_id`` or ``info``."""
+    return type(value) is dict and "data" in value and ("campaign_id" in value or "info" in value)
+
+
+def _whole_file_error(path: Path, error: str) -> ItemError:
+    """The error for an items file whose first line is not JSON (``error``, naming the line), with a hint when the
+    whole file is one JSON value: a Pearmut campaign (:func:`_pearmut_campaign_error`), or an object or array
+    written over several lines where an items file holds one JSON object per line. Read again, error path only."""
+    try:
+        if path.stat().st_size > _WHOLE_FILE_LIMIT:
+            return ItemError(error)
+        whole = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return ItemError(error)
+    if is_pearmut_campaign(whole):
+        return _pearmut_campaign_error(path)
+    if type(whole) in (dict, list):
+        what = "one JSON object" if type(whole) is dict else "one JSON array"
+        return ItemError(f"{error}; the whole file is {what} written over several lines, but an items file holds "
+                         "one JSON object per line (JSON Lines: one item per line, see the items file format)")
+    return ItemError(error)
 
 
 def _no_lone_surrogates(value: Any, path: Path, lineno: int, key: str = "") -> None:
@@ -334,6 +435,8 @@ def _canonical(obj: dict[str, Any], path: Path, lineno: int) -> tuple[dict[str, 
     for key, value in obj.items():
         name = PEARMUT_ALIASES.get(key, key)
         if name not in _KEYS:
+            if is_pearmut_campaign(obj):  # a whole campaign written on one line
+                raise _pearmut_campaign_error(path)
             near = difflib.get_close_matches(key, _ALL_NAMES, n=1)
             hint = f" (did you mean '{near[0]}'?)" if near else ""
             raise ItemError(f"{path}, line {lineno}: key {key!r} is not a known key{hint}; known keys: "
@@ -393,7 +496,12 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None],
         what = "an empty object" if outputs == {} else _type(outputs)
         raise fail("outputs", f"must be a non-empty object mapping system names to output texts, got {what}")
     shared: dict[str, str] = {}
+    output_media: dict[str, Media] = {}
     for name, text in outputs.items():
+        if type(text) is dict and not segments:  # a media value (the object form): its path or URL stands as text
+            value = _media(text, fail, "outputs", f"system {name!r}: ")
+            output_media[names.setdefault(name, name)] = value
+            text = value.placeholder()
         if type(text) is not str or not text or text.isspace():
             got = f"got {_type(text)}" if type(text) is not str else "got a blank text"
             raise fail("outputs", f"system {name!r}: the output must be a non-blank string, {got}")
@@ -405,8 +513,12 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None],
     outputs = shared
 
     text = obj.get("input")
+    input_media = None
     if text is None:
         text = ""
+    elif type(text) is dict:
+        input_media = _media(text, fail, "input")
+        text = input_media.placeholder()
     elif type(text) is not str:
         raise fail("input", f"must be a string, got {_type(text)}")
     title = _optional_text(obj, "title", fail)
@@ -423,7 +535,23 @@ def _parse(obj: Any, path: Path, lineno: int, systems: dict[str, None],
         raise fail("check", f"must be an object, got {_type(check)}")
     spans = obj.get("error_spans")
     spans = _EMPTY if spans is None else _error_spans(spans, outputs, fail)
-    return Item(item_id, text, title, outputs, reference, metrics, meta, check, lineno, spans, segments)
+    marked = [system for system in spans if system in output_media]
+    if marked:
+        raise fail("error_spans", f"system {marked[0]!r}: its output is a media value, which cannot be marked")
+    assigned = obj.get("participants")
+    if assigned is not None and (type(assigned) is not list or not all(type(v) is str for v in assigned)):
+        raise fail("participants", f"must be a list of participant ids, got {_type(assigned)}")
+    return Item(item_id, text, title, outputs, reference, metrics, meta, check, lineno, spans, segments,
+                tuple(assigned or ()), instructions=_optional_text(obj, "instructions", fail),
+                input_media=input_media, output_media=output_media or _EMPTY)
+
+
+def _media(value: dict[str, Any], fail: Any, key: str, what: str = "") -> Media:
+    """A media value in the object form (:func:`evalkit.media.parse`); ``fail(key, message)`` makes the error."""
+    try:
+        return parse_media(value)
+    except MediaError as exc:
+        raise fail(key, f"{what}{exc}") from None
 
 
 def _error_spans(value: Any, outputs: Mapping[str, str], fail: Any) -> dict[str, tuple[Span, ...]]:
@@ -474,31 +602,38 @@ def _segments(value: Any, fail: Any) -> tuple[Segment, ...]:
         if type(outputs) is not dict or not outputs:
             raise at("outputs", "must be a non-empty object mapping system names to output texts")
         for name, text in outputs.items():
+            if type(text) is dict:
+                raise at("outputs", f"system {name!r}: a document's segments are texts; an image, audio clip or "
+                                    "video goes in an item of its own (without 'segments')")
             if type(text) is not str or not text or text.isspace():
                 raise at("outputs", f"system {name!r}: the output must be a non-blank string")
         if out and list(outputs) != list(out[0].outputs) and set(outputs) != set(out[0].outputs):
             raise at("outputs", f"has systems {', '.join(outputs)}; segment 1 has {', '.join(out[0].outputs)} "
                                 "(every segment of a document has the same systems)")
         text = seg.get("input")
+        if type(text) is dict:
+            raise at("input", "a document's segments are texts; an image, audio clip or video goes in an item of "
+                              "its own (without 'segments')")
         if text is not None and type(text) is not str:
             raise at("input", f"must be a string, got {_type(text)}")
         reference = _optional_text(seg, "reference", at)
         spans = seg.get("error_spans")
         spans = _EMPTY if spans is None else _error_spans(spans, outputs, at)
-        out.append(Segment(text or "", outputs, reference, spans))
+        out.append(Segment(text or "", outputs, reference, spans, instructions=_optional_text(seg, "instructions", at)))
     return tuple(out)
 
 
 def _pearmut_document(value: list[Any], path: Path, lineno: int) -> dict[str, Any]:
-    """A line holding a JSON array of items (Pearmut's document) as one item with ``segments``: the id is the first
-    item's, each item a segment (its ``input``, ``outputs``, ``reference``, ``error_spans``)."""
+    """A line holding a JSON array of items (Pearmut's document) as one item with ``segments``: the id and the
+    instructions are the first item's, each item a segment (its ``input``, ``outputs``, ``reference``,
+    ``error_spans``, ``instructions``)."""
     if not value or any(type(x) is not dict for x in value):
         raise ItemError(f"{path}, line {lineno}: a line that is an array must be a document: a non-empty list of "
                         "item objects")
     first = value[0]
     item_id = first.get("id", first.get("item_id"))
     segments = [{key: v for key, v in x.items() if PEARMUT_ALIASES.get(key, key) != "id"} for x in value]
-    return {"id": item_id, "segments": segments}
+    return {"id": item_id, "segments": segments, "instructions": first.get("instructions")}
 
 
 def _optional_text(obj: Mapping[str, Any], key: str, fail: Any) -> str | None:

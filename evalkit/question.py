@@ -3,14 +3,16 @@ tutorial or attention-check question, its :class:`CheckSpec` (what counts as rig
 what every stored answer records about its question.
 
 The vocabulary every layer above shares: the planner makes questions (:mod:`evalkit.sampling`), the task kinds
-plan and record them (:mod:`evalkit.tasks`), the checks decide them (:mod:`evalkit.checks`). Imports nothing
-from evalkit.
+plan and record them (:mod:`evalkit.tasks`), the checks decide them (:mod:`evalkit.checks`). May import
+:mod:`evalkit.media` only (an items question's images, audio clips and videos).
 """
 
 from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+
+from .media import Media
 
 __all__ = ["LABELS", "CheckSpec", "Question", "question_columns"]
 
@@ -58,6 +60,15 @@ class Question:
     title: str | None = None  # ... and its heading
     #: a tutorial or attention-check question: what counts as right (server-side only, never on a page)
     check: CheckSpec | None = None
+    #: an items question's media: per text (display order) its :class:`~evalkit.media.Media` or None (the text is a
+    #: text); empty when none is a media value. ``texts`` then holds the values' paths or URLs, never shown
+    media: tuple[Media | None, ...] = ()
+    #: ... and the input's, when the input is a media value (``input`` is then its path or URL, never shown)
+    input_media: Media | None = None
+
+    def media_of(self, k: int) -> Media | None:
+        """The media value of text ``k`` (display order), None when it is a text."""
+        return self.media[k] if k < len(self.media) else None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -73,6 +84,8 @@ class Question:
         shown = []
         for k, label in enumerate(self.labels):
             entry: dict = {"label": label, "text": self.texts[k]}
+            if self.media_of(k) is not None:
+                entry["media"] = self.media[k].as_json()  # type: ignore[union-attr]
             if with_sources:
                 entry.update(source=self.sources[k], review_id=self.review_ids[k])
             shown.append(entry)
@@ -80,6 +93,8 @@ class Question:
                      "texts": shown}
         if self.input is not None:
             out["input"] = self.input
+        if self.input_media is not None:
+            out["input_media"] = self.input_media.as_json()
         if self.title is not None:
             out["title"] = self.title
         if self.slot < 0 and not self.texts:  # judgments_per_item: the item is claimed from the queue when reached

@@ -244,7 +244,8 @@ def fill(question: Question, unit: str, its: ItemSet, seed: int, arrival: int | 
         order = shuffle(list(systems),
                         Mulberry32(derive_seed("evalkit-queue-order", question.task, seed, question.index)))
     return replace(question, slot=its.index[item_id], review_ids=(item.id,) * len(order), sources=tuple(order),
-                   texts=tuple(item.outputs[s] for s in order), input=item.input or None, title=item.title)
+                   texts=tuple(item.outputs[s] for s in order), input=item.input or None, title=item.title,
+                   media=item.media_for(order), input_media=item.input_media)
 
 
 def dealt_questions(study: Study, questions: Sequence[Question], task_id: str) -> list[int]:

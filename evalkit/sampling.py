@@ -190,10 +190,13 @@ def _select_task(task: TripletTask | PairwiseTask, selector: _Selector, rng: Mul
 
 
 def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
-         items: Mapping[Path, ItemSet] | None = None, arrival: int | None = None) -> list[Question]:
+         items: Mapping[Path, ItemSet] | None = None, arrival: int | None = None,
+         participant: str | None = None) -> list[Question]:
     """The evaluator's questions, task by task (in config order), each task's in display order.
 
-    A pure function of ``(study, pools, seed, items, arrival)``. ``arrival`` (the number of sessions
+    A pure function of ``(study, pools, seed, items, arrival, participant)``. ``participant`` (an invited
+    participant's id) picks their list in a task with ``assignment = "fixed"``; without it such a task has
+    no questions. ``arrival`` (the number of sessions
     created before this one, :func:`evalkit.balance.arrival_of`) balances display orders and, for the items
     kinds, the combinations of systems across evaluators (:mod:`evalkit.balance`) for the kinds
     :meth:`Study.rotates`; None gives the plan an evaluator always had (sessions created before arrivals were
@@ -263,7 +266,7 @@ def plan(study: Study, pools: Mapping[tuple[str, str], list[Review]], seed: int,
             raise PlanError(f"the items files {missing} are not loaded: pass LoadedStudy.item_sets to plan()")
         for task in own:
             inputs = PlanInputs(seed=seed, items=items or {}, draw=selector.draw_any,
-                                arrival=arrival if study.rotates(task.kind) else None)
+                                arrival=arrival if study.rotates(task.kind) else None, participant=participant)
             per_task[task.id] = KINDS[task.kind].plan(task, inputs)
     add_checks(study, per_task, pools, items, seed)
     return [q for t in study.tasks for q in per_task.get(t.id, ())]

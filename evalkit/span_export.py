@@ -172,11 +172,12 @@ def _entry(answer: Answer, rows: list[dict[str, Any]], session: Any, item: Item 
         for k, system in enumerate(systems):
             kept = [r for r in rows if r["system"] == system and r["segment"] == s
                     and r["origin"] != "suggested-deleted"]
+            texts = detail.get("texts") or []
             value: dict[str, Any] = {
                 "score": _score(detail, scales[0], k, s) if scales else None,
                 "error_spans": [convert(Span(r["start_char"], r["end_char"], r["severity"], r["category"]), system, s,
                                         r["text"]) for r in kept],
-                "textfield": None}
+                "textfield": texts[k] if k < len(texts) and isinstance(texts[k], str) else None}
             if len(scales) > 1:
                 value["sliders"] = {scale: _score(detail, scale, k, s) for scale in scales[1:]}
             entry[system] = value
@@ -204,8 +205,10 @@ def _entry(answer: Answer, rows: list[dict[str, Any]], session: Any, item: Item 
     actions.append({"time": round(submitted, 3), "action": "submit"})
 
     pearmut_items: list[dict[str, Any]] = []
+    original = (item.meta.get("pearmut") or {}).get("item_id") if item is not None else None  # (an imported campaign's)
     for s in range(n_segments):
-        one: dict[str, Any] = {"item_id": _segment_id(item_id, s)}
+        one: dict[str, Any] = {"item_id": original[s] if isinstance(original, list) and s < len(original)
+                               and original[s] is not None else _segment_id(item_id, s)}
         if segments is not None:
             segment = segments[s]
             one.update(src=segment.input, tgt={system: text_of(system, s) for system in systems})
@@ -224,11 +227,14 @@ def _entry(answer: Answer, rows: list[dict[str, Any]], session: Any, item: Item 
             (answer.slot if answer.slot is not None else answer.question_index),
             "evalkit": {"session_id": answer.session_id, "session_status": session.status if session else None,
                         "task": answer.task, "question_index": answer.question_index, "item_id": item_id,
+                        "item_ids": [item_id] * n_segments,
                         "check": answer.check, "offsets": "code points" if segments is None else "pearmut"}}
 
 
 def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
-    """Every answer of a ``spans`` task as a line of Pearmut's annotation log (JSON Lines), in the order answered.
+    """Every answer of a ``spans`` or ``score`` task as a line of Pearmut's annotation log (JSON Lines), in the
+    order answered; the parts of a Pearmut document that an imported campaign asks part by part (DA, see
+    :mod:`evalkit.pearmut_import`) as one line again, with ``evalkit.item_ids`` / ``question_indexes`` per part.
 
     Each line: ``annotation``, one entry per segment of the item (one for a single segment), each
     ``{system: {"score", "error_spans", "textfield": null}}`` for the systems shown in display order;
@@ -240,10 +246,11 @@ def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
     ``severity``; deleted suggestions are left out: they are in the spans CSV). ``actions``: ``load`` when the
     question was shown (the answer's time minus its ``time_spent_ms``), then the logged actions at that time plus
     their ``t`` (at most the submit's), then ``submit`` when it was stored; ``time`` in seconds since the epoch;
-    ``create`` → ``create_span``, ``delete`` → ``delete_span``, ``score`` → ``score`` (its ``value`` null when the
-    log does not hold it), and the two Pearmut does not log, ``change`` → ``change_span``, ``keep`` →
-    ``keep_span``; ``index`` the segment, ``model`` the system. ``item``: one Pearmut item per segment,
-    ``item_id`` the item's id (a document's later segments ``<id>#1``, ``<id>#2``...) and, with the items,
+    ``textfield`` the score kind's comment or post-edit. ``create`` → ``create_span``, ``delete`` →
+    ``delete_span``, ``score`` → ``score`` (its ``value`` null when the log does not hold it), and the two
+    Pearmut does not log, ``change`` → ``change_span``, ``keep`` → ``keep_span``; ``index`` the segment,
+    ``model`` the system. ``item``: one Pearmut item per segment, ``item_id`` the item's id (a document's later
+    segments ``<id>#1``, ``<id>#2``...; an imported campaign's item its original ``item_id``) and, with the items,
     ``src``, ``tgt`` (the systems shown), ``ref`` and the suggested ``error_spans``. ``user_id``: the session's
     external id (Prolific id, invited participant), else the evaluator's name, else the session id. ``item_i``:
     the question's slot, i.e. the item's position in its items file (``welcome_<question>`` for a tutorial
@@ -264,9 +271,10 @@ def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
     spans: dict[tuple[str, str, int], list[dict[str, Any]]] = defaultdict(list)
     for row in store.spans():
         spans[(row["session_id"], row["task"], row["question_index"])].append(row)
-    lines = []
+    lines: list[dict[str, Any]] = []
+    parts: dict[tuple[str, str, str], dict[str, Any]] = {}  # (session, task, document) -> its line so far
     for answer in store.answers():
-        if answer.kind != "spans":
+        if answer.kind not in ("spans", "score"):
             continue
         rows = sorted(spans.get((answer.session_id, answer.task, answer.question_index), []),
                       key=lambda r: (r["segment"], r["n"]))
@@ -275,7 +283,26 @@ def pearmut_jsonl(store: Store, items: Items | None = None) -> str:
             item = find(answer.task, answer.item_ids[0]) if answer.item_ids else None
             entry = _entry(answer, rows, session, item, order)
         except DatasetError as exc:  # this answer's item is gone or changed: its line in code points, said why
+            item = None
             entry = _entry(answer, rows, session, None, order)
             entry["evalkit"]["note"] = str(exc)
-        lines.append(json.dumps(entry) + "\n")
-    return "".join(lines)
+        part = (item.meta.get("pearmut") or {}) if item is not None else {}
+        if "document" in part:  # one part of an imported Pearmut document asked part by part: one line again
+            key = (answer.session_id, answer.task, str(part["document"]))
+            if key in parts:
+                _join(parts[key], entry)
+                continue
+            parts[key] = entry
+        lines.append(entry)
+    return "".join(json.dumps(entry) + "\n" for entry in lines)
+
+
+def _join(line: dict[str, Any], entry: Mapping[str, Any]) -> None:
+    """Add the next part's ``entry`` to the ``line`` of its document (annotation, item, actions between the first
+    load and the last submit, the evalkit ids)."""
+    line["annotation"] += entry["annotation"]
+    line["item"] += entry["item"]
+    line["actions"] = [*line["actions"][:-1], *entry["actions"][1:]]
+    line["evalkit"]["item_ids"] += entry["evalkit"]["item_ids"]
+    line["evalkit"].setdefault("question_indexes", [line["evalkit"]["question_index"]]).append(
+        entry["evalkit"]["question_index"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import re
 import time
 import urllib.parse
 import weakref
@@ -24,13 +25,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from .checks import completion_code, outcome_of, session_outcome
-from .config import Study, Task
+from .config import DONE_PLACEHOLDERS, Study, Task
 from .question import Question
 from .store import Progress, Session, Store
 from .tasks import kind_of
 from .tasks.base import SurveyError
 from .tasks.rating import dot_graph, finish_rating, missing_scores, record_item_rating
 from .tasks.responses import SLIDER_BUTTONS, record_choice, record_slider
+from .text import markdown_literal
 
 __all__ = [
     "EXTERNAL_ID_PARAMS",
@@ -249,7 +251,10 @@ def finish_session(store: Store, study: Study, session_id: str, limit: str | Non
     meta: dict[str, str] = {"limit": limit} if limit else {}
     if questions is not None:
         meta["outcome"] = outcome.status
-    session = store.complete_session(session_id, completion_code(study, outcome), meta=meta or None)
+    earlier = store.get_session(session_id)
+    invited = earlier.participant_id if earlier is not None else None
+    participant = store.participant(invited) if invited else None
+    session = store.complete_session(session_id, completion_code(study, outcome, participant), meta=meta or None)
     on_session_end(store, session, failed=(outcome_of(session) or outcome.status) == "failed")
     return session
 
@@ -283,13 +288,22 @@ def on_session_end(store: Store, session: Session, *, failed: bool = False) -> N
     store.release_claims(session.session_id, answered=failed)
 
 
-def done_text(limit: object, outcome: str = "") -> str:
-    """The done screen's first line: the usual thanks, or, when a ``[study.session]`` limit ended the session
+def done_text(limit: object, outcome: str = "", *, message: str = "", code: str = "", participant: str = "") -> str:
+    """The done screen's text (Markdown): the usual thanks, or, when a ``[study.session]`` limit ended the session
     (``limit`` from its meta), that the limit was reached and the answers are saved; for a session that could
-    not get work (``outcome`` ``"full"``), that the study filled up and to return it."""
+    not get work (``outcome`` ``"full"``), that the study filled up and to return it.
+
+    ``message`` (``[study] done_message``, the researcher's Markdown) replaces the usual thanks, and follows the
+    line about a limit; a full study's text stays as it is. Its placeholders (:data:`evalkit.config.DONE_PLACEHOLDERS`:
+    ``${TOKEN}`` / ``{code}``, ``${USER_ID}`` / ``{participant}``) become ``code`` and ``participant``, escaped so
+    that they show as typed (never as Markdown), in one pass (a value holding a placeholder stays as it is)."""
     if outcome == "full":
         return ("Thank you for your time. Every text in this study already has all the judgments it needs, so "
                 "there is nothing left for you to do.")
+    if message:
+        values = {"code": markdown_literal(code), "participant": markdown_literal(participant)}
+        filled = _PLACEHOLDER.sub(lambda m: values[DONE_PLACEHOLDERS[m.group(0)]], message)
+        return filled if limit not in ("time", "questions") else f"{done_text(limit)}\n\n{filled}"
     if limit == "time":
         return ("Thanks - you reached the time limit of this study, so it ends here; your answers are saved. "
                 "You can close this page.")
@@ -297,6 +311,10 @@ def done_text(limit: object, outcome: str = "") -> str:
         return ("Thanks - you have answered all the questions this study asks of one person; your answers are "
                 "saved. You can close this page.")
     return "You have finished the study and all your answers are saved. You can close this page."
+
+
+#: one of ``[study] done_message``'s placeholders
+_PLACEHOLDER = re.compile("|".join(re.escape(p) for p in DONE_PLACEHOLDERS))
 
 
 def redirect_script(link: str, seconds: int) -> str:

@@ -16,7 +16,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -48,7 +48,7 @@ from evalkit.export import (
     scoring_kinds,
     section_headings,
 )
-from evalkit.invite import OUTCOME_FLAGS, status_counts, status_frame, statuses_of
+from evalkit.invite import OUTCOME_FLAGS, fixed_tasks, list_progress, status_counts, status_frame, statuses_of
 from evalkit.missing import confirm_problem, login_problem
 from evalkit.queue import statuses as queue_statuses
 from evalkit.queue import summary as queue_summary
@@ -266,6 +266,8 @@ with st.expander("Study controls", expanded=bool(st.session_state.get("_end_refu
 #: the switches that mean something only for a study with rating tasks, or with tutorials and attention checks
 RATING_TASKS = any(task.kind == "rating" for task in loaded.study.tasks)
 SPANS_TASKS = any(task.kind == "spans" for task in loaded.study.tasks)
+#: the kinds Pearmut's annotation-log shape holds (error spans, and scores: Pearmut's DA)
+PEARMUT_TASKS = any(task.kind in ("spans", "score") for task in loaded.study.tasks)
 CHECKS = any(checks.tutorial or checks.attention_checks for _, checks in loaded.study.checks)
 o1, o2, o3 = st.columns(3)
 options = Options(
@@ -483,6 +485,25 @@ def show_invitations(zone: Zone) -> None:
               untrusted=True)
     st.caption(f"Times in {zone.label}. A participant counts from their newest session that is not in the trash; "
                "`python -m evalkit invite --status` prints the same lists.")
+    for task_id, lists in fixed_tasks(loaded.study, loaded.item_sets).items():
+        show_list_progress(task_id, lists, statuses)
+
+
+def show_list_progress(task_id: str, lists: Mapping[str, tuple[str, ...]], statuses: list) -> None:
+    """Each participant's progress through their fixed list in one task (``assignment = "fixed"``)."""
+    frame = list_progress(lists, statuses, store.answered_counts(task_id))
+    listed = frame[frame["status"] != "no list"]
+    done = int((listed["answered"] == listed["items"]).sum())
+    st.markdown(f"**Fixed lists of task `{task_id}`**: {len(listed):,} lists · {done:,} done · "
+                f"{int(listed['answered'].sum()):,} of {int(listed['items'].sum()):,} items answered")
+    st.dataframe(csv_safe(frame).rename(columns={"participant_id": "Participant", "status": "Status",
+                                                 "items": "Items", "answered": "Answered", "share": "Progress"}),
+                 hide_index=True, placeholder="–", column_config={"Progress": st.column_config.ProgressColumn(
+                     "Progress", format="percent", min_value=0.0, max_value=1.0)})
+    missing = (frame["status"] == "not invited").sum()
+    if missing:
+        st.caption(f"{missing:,} list(s) belong to ids nobody has invited yet: `python -m evalkit invite --csv` "
+                   "with those ids makes their private links.")
 
 
 def evaluations_file() -> str:
@@ -574,17 +595,20 @@ def show_exports(view: View) -> None:
                            mime="text/csv", on_click="ignore", key="dl_forms")
         st.caption("The forms CSV has one row per session and form field; a multiple choice is a JSON list of the "
                    "options chosen; an optional field left empty has an empty value.")
-    if SPANS_TASKS:
+    if SPANS_TASKS or PEARMUT_TASKS:
         left, right = st.columns(2)
-        left.download_button("Spans (CSV)", exported("spans.csv", lambda: spans_csv(store)), file_name="spans.csv",
-                             mime="text/csv", on_click="ignore", key="dl_spans")
+        if SPANS_TASKS:
+            left.download_button("Spans (CSV)", exported("spans.csv", lambda: spans_csv(store)),
+                                 file_name="spans.csv", mime="text/csv", on_click="ignore", key="dl_spans")
         right.download_button("Annotations, Pearmut's shape (JSONL)",
                               exported("pearmut.jsonl", lambda: pearmut_jsonl(store, items_of(loaded))),
                               file_name="annotations.pearmut.jsonl", mime="application/jsonl", on_click="ignore",
                               key="dl_pearmut")
-        st.caption("The spans CSV has one row per error span (offsets in code points, the end exclusive), deleted "
-                   "suggestions included; the JSONL has one line per answer in Pearmut's annotation-log shape "
-                   "(offsets in UTF-16 units, end_i inclusive), for tools written for Pearmut's logs.")
+        st.caption(("The spans CSV has one row per error span (offsets in code points, the end exclusive), deleted "
+                    "suggestions included; the" if SPANS_TASKS else "The") +
+                   " JSONL has one line per answer (per document of an imported Pearmut campaign) in Pearmut's "
+                   "annotation-log shape (offsets in UTF-16 units, end_i inclusive), for tools written for "
+                   "Pearmut's logs; `evalkit import pearmut --with-annotations` reads it back.")
     latex = view.latex
     st.markdown("**LaTeX table** (booktabs)")
     # shown as plain text: a LaTeX highlighter takes the % of an escaped \% for a comment and greys the rest of

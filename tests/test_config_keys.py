@@ -527,6 +527,8 @@ completion_code_pass = "PASS1"
 completion_code_fail = "FAIL1"
 completion_code_full = "FULL1"
 redirect_seconds = 0
+media = "media"
+allow_remote_media = true
 
 [study.quality]
 max_failed_checks = 1
@@ -625,6 +627,20 @@ min = 1
 max = 10
 
 [[tasks]]
+kind = "score"
+id = "fixed"
+items = "items.jsonl"
+assignment = "fixed"
+assignments = "assignments.csv"
+shuffle = false
+require_full_play = true
+
+[[tasks.scales]]
+id = "overall"
+label = "Overall"
+type = "slider"
+
+[[tasks]]
 kind = "form"
 id = "about"
 submit = "Go on"
@@ -657,6 +673,7 @@ def write_coverage_study(folder: Path) -> Path:
     config = make_study(folder, config=COVERAGE_STUDY)
     write_items(folder / "items.jsonl", 4)
     (folder / "consent.md").write_text("You agree.\n", encoding="utf-8")
+    (folder / "assignments.csv").write_text("participant_id,item_id\nP01,r1\nP01,r0\n", encoding="utf-8")
     (folder / "checks.jsonl").write_text("".join(json.dumps(c) + "\n" for c in COVERAGE_CHECKS), encoding="utf-8")
     return config
 
@@ -901,6 +918,24 @@ def test_the_command_line_reference_is_walked_from_the_parser() -> None:
     assert "Exactly one of `--all`, `--some` is given." in text and "`--some ID [ID ...]`" in text
     assert "| `path` | **required** | A file. |" in text
     assert "usage: evalkit tool deep [-h] path" in text
+
+
+def test_the_pearmut_key_tables_show_every_key_the_importer_knows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every key of TOP_KEYS, INFO_KEYS and ITEM_KEYS is a row with what it becomes, in three tables; a key added to
+    the importer appears without touching the hook."""
+    from evalkit import pearmut_import
+
+    hook = _hook()
+    page = hook.on_page_markdown(f"# Coming from Pearmut\n\n{hook.PEARMUT_MARKER}\n", page=None)
+    assert hook.PEARMUT_MARKER not in page
+    assert len(re.findall(r"^\| [^|]+ \| In evalkit \|$", page, flags=re.M)) == 3
+    for keys in (pearmut_import.TOP_KEYS, pearmut_import.INFO_KEYS, pearmut_import.ITEM_KEYS):
+        for key, text in keys.items():
+            shown = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            assert f"| `{key}` | {shown} |" in page, key
+    monkeypatch.setitem(pearmut_import.INFO_KEYS, "made_up_key", "a <b>made up</b> | key")
+    page = hook.on_page_markdown(hook.PEARMUT_MARKER)
+    assert "| `made_up_key` | a &lt;b&gt;made up&lt;/b&gt; \\| key |" in page
 
 
 def test_the_hook_leaves_other_pages_alone() -> None:

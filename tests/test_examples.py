@@ -19,7 +19,7 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.toml
 
 def test_the_examples_are_the_documented_ones() -> None:
     assert EXAMPLES == ["best-of-3", "cera", "crowd", "direct-assessment", "esa", "esa-ai", "graphmind", "help",
-                        "mqm", "turing"]
+                        "image-quality", "mqm", "turing"]
     readme = (ROOT / "README.md").read_text()
     for name in EXAMPLES:
         assert f"EVALKIT_CONFIG=examples/{name}/config.toml ./scripts/serve" in readme, name
@@ -33,7 +33,8 @@ def test_example_opens_and_plans(name: str, tmp_path: Path) -> None:
     kinds = {t.kind for t in study.tasks}
     expected = {"cera": {"triplet", "pairwise", "rating"}, "help": {"compare"}, "direct-assessment": {"score"},
                 "turing": {"realfake"}, "best-of-3": {"rank"}, "graphmind": {"rating"},
-                "crowd": {"form", "compare"}, "esa": {"spans"}, "mqm": {"spans"}, "esa-ai": {"spans"}}[name]
+                "crowd": {"form", "compare"}, "esa": {"spans"}, "mqm": {"spans"}, "esa-ai": {"spans"},
+                "image-quality": {"score", "compare", "realfake"}}[name]
     assert kinds == expected
     for seed in range(50):
         questions = plan(study, loaded.pools, seed, loaded.item_sets)

@@ -295,9 +295,9 @@ def test_pearmut_key_with_its_evalkit_twin(tmp_path: Path, pearmut: str, evalkit
                                            ("srcs", " (did you mean 'src'?)"), ("zzzzzz", "")])
 def test_unknown_key(tmp_path: Path, key: str, hint: str) -> None:
     message = line_error(tmp_path, OK, {**OK, "id": "b", key: "v"})
-    assert f"key {key!r} is not a known key{hint}; known keys: check, error_spans, id, input, meta, metrics, " \
-           "outputs, reference, segments, title (or Pearmut's item_id, src, tgt, ref); put extra data under " \
-           "'meta'" in message
+    assert f"key {key!r} is not a known key{hint}; known keys: check, error_spans, id, input, instructions, " \
+           "meta, metrics, outputs, participants, reference, segments, title (or Pearmut's item_id, src, tgt, " \
+           "ref); put extra data under 'meta'" in message
 
 
 def test_empty_file_and_blank_lines_only(tmp_path: Path) -> None:

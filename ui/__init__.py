@@ -10,7 +10,9 @@ token from the URL, routes a session to the screen it belongs on, and renders un
 * ``ui.resources``: the study, the store and the plans cached per process; the tab's title; the login limit.
 * ``ui.session``: the session token, a session's step and plan, routing, the guard of every screen (``enter``).
 * ``ui.survey_screen``: the break and instructions gates and the question fragment around a kind's renderer.
-* ``ui.widgets``: the text cards, an items question's input, the progress line, CSS keyed to a widget.
+* ``ui.widgets``: the text cards (naming the systems when ``[study] blind = false``), an items question's input and
+  instructions, the progress line, CSS keyed to a widget.
+* ``ui.media``: an items question's images, audio clips and videos, and the play log of its clips.
 * ``ui.marks``: the "what is missing" marks and the scroll to the first one.
 * ``ui.answers``: the display clock, the forced-choice form and question, the HELP slider.
 
@@ -47,6 +49,7 @@ from .marks import (
     refused_click,
     reveal_first_mark,
 )
+from .media import MediaShow, has_media, media_events, media_key
 from .navigation import (
     APP_DIR,
     FLUSH_INTERVAL_SECONDS,
@@ -64,17 +67,26 @@ from .resources import cached_plan, database_override, load, login_limiter, page
 from .session import Context, dismissed_pause, enter, go, screen, step_of, token
 from .survey_screen import PRACTICE_NOTE, Renderers, instructions_gate, pause_gate, question
 from .widgets import (
+    SYSTEM_SEP,
     bracket_safe,
     cards_html,
     component_css,
+    heading,
     hide_slider_ticks,
+    instructions_markdown,
     item_card,
+    item_instructions,
     item_question_header,
     key_class,
+    media_columns,
+    media_show,
+    output_card,
     paper_graph,
     progress_header,
+    question_item,
     review_cards,
     review_columns,
+    shown_systems,
     stack_options_on_phone,
     text_card,
     topic_line,
@@ -89,8 +101,10 @@ __all__ = [
     "PAGE_ICON",
     "PRACTICE_NOTE",
     "RESULTS_QUERY",
+    "SYSTEM_SEP",
     "TOKEN_PARAM",
     "Context",
+    "MediaShow",
     "Renderers",
     "abandoned_notice",
     "align_choice_css",
@@ -114,18 +128,27 @@ __all__ = [
     "feedback_text",
     "flash",
     "go",
+    "has_media",
+    "heading",
     "help_slider",
     "hide_slider_ticks",
     "instructions_gate",
+    "instructions_markdown",
     "item_card",
+    "item_instructions",
     "item_question_header",
     "key_class",
     "load",
     "login_limiter",
     "mark_missing_scores",
     "mark_spacer",
+    "media_columns",
+    "media_events",
+    "media_key",
+    "media_show",
     "missing_mark",
     "missing_marks",
+    "output_card",
     "page_layout",
     "page_path",
     "page_title",
@@ -133,6 +156,7 @@ __all__ = [
     "pause_gate",
     "progress_header",
     "question",
+    "question_item",
     "refused_click",
     "results_at_root",
     "reveal_first_mark",
@@ -143,6 +167,7 @@ __all__ = [
     "secret",
     "send_messages_promptly",
     "show_flash",
+    "shown_systems",
     "stack_options_on_phone",
     "start_clock",
     "step_of",

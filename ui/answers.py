@@ -2,14 +2,14 @@
 answer), the forced-choice form (cards, one option per card, "Next"), the forced-choice question of the
 triplet and pair kinds, and the HELP slider.
 
-May import: Streamlit, ``evalkit``'s public names, ``ui.errors``, ``ui.marks``, ``ui.session`` and
+May import: Streamlit, ``evalkit``'s public names, ``ui.errors``, ``ui.marks``, ``ui.media``, ``ui.session`` and
 ``ui.widgets``; never ``pages``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -27,6 +27,7 @@ from evalkit.tasks.responses import (
 
 from .errors import safe_save, show_flash
 from .marks import clear_mark_css, missing_mark, refused_click, reveal_first_mark
+from .media import MediaShow, media_events
 from .session import Context
 from .widgets import key_class, progress_header, review_cards, topic_line
 
@@ -60,10 +61,14 @@ def align_choice_css(key: str, n: int, extra_row: bool = False) -> str:
 
 
 def choice_form(question: Question, key: str, label: str, noun: str, on_submit: Callable[[], None], *,
-                tie: str | None = None, topic: str | None = None, missing: str | None = None) -> None:
+                tie: str | None = None, topic: str | None = None, missing: str | None = None,
+                systems: Sequence[str] | None = None, show: MediaShow | None = None) -> None:
     """The cards and, in the same form right under them, one option per card (labelled like its card,
     nothing preselected; with ``tie``, one more option of that text, stored as ``"tie"``), then "Next",
-    which saves in ``on_submit`` (a callback reading ``st.session_state[key]``).
+    which saves in ``on_submit`` (a callback reading ``st.session_state[key]``). ``systems``
+    (:func:`~ui.widgets.shown_systems`, ``[study] blind = false``): each card's heading names its system; ``show``
+    (:func:`~ui.widgets.media_show`): the question's media are drawn in their cards (their players inside the form:
+    their play logs go with "Next").
 
     "Next" with nothing chosen stores nothing and marks the options with ``missing`` (default
     :func:`~evalkit.tasks.responses.choice_missing`), right under them; choosing an option hides the mark at once
@@ -82,7 +87,7 @@ def choice_form(question: Question, key: str, label: str, noun: str, on_submit: 
     with st.form(f"{question.task}-{question.index}", border=False):
         review_cards(question, noun, topic=topic,
                      style=align_choice_css(key, len(question.labels), extra_row=bool(tie))
-                     + (clear_mark_css(key) if marked else ""))
+                     + (clear_mark_css(key) if marked else ""), systems=systems, show=show)
         st.radio(label, options, format_func=lambda o: tie if o == TIE else f"{noun} {o}", index=None,
                  horizontal=True, key=key, label_visibility="collapsed", width="stretch")
         if marked:
@@ -100,9 +105,14 @@ def help_slider(ctx: Context, question: Question, clock: str, noun: str = "Revie
     key = f"{question.task}-{question.index}-slider"
     lower = in_sentence(plural(noun))
 
+    task = ctx.step.task
+
     def submit(button: str) -> None:
         value = st.session_state.get(key, 0)
-        safe_save(lambda: record_slider(ctx.store, ctx.session, question, int(value), button, elapsed_ms(clock)))
+        safe_save(lambda: record_slider(
+            ctx.store, ctx.session, question, int(value), button, elapsed_ms(clock), media=media_events(question),
+            full_play=getattr(getattr(task, "source", None), "require_full_play", False), noun=noun,
+            input_label=getattr(task, "input_label", "Input")))
 
     with st.form(f"{question.task}-{question.index}"):
         st.slider(f"Move the slider towards the better {in_sentence(noun)}", min_value=-100, max_value=100,

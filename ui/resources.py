@@ -77,9 +77,11 @@ def _open_store(location: str, version: str, _loaded: LoadedStudy) -> Store:
 
 
 @st.cache_resource(show_spinner=False, max_entries=20_000)
-def cached_plan(version: str, seed: int, arrival: int | None, _loaded: LoadedStudy) -> list[Question]:
-    """An evaluator's plan, computed once per process (a pure function of the study, the seed and the arrival)."""
-    return plan(_loaded.study, _loaded.pools, seed, _loaded.item_sets, arrival)
+def cached_plan(version: str, seed: int, arrival: int | None, _loaded: LoadedStudy,
+                participant: str | None = None) -> list[Question]:
+    """An evaluator's plan, computed once per process (a pure function of the study, the seed, the arrival and
+    the invited participant's id)."""
+    return plan(_loaded.study, _loaded.pools, seed, _loaded.item_sets, arrival, participant)
 
 
 def page_title() -> str:

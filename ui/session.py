@@ -50,13 +50,13 @@ def step_of(loaded: LoadedStudy, store: Store, session: Session,
     The plan is kept in the browser session too: a lookup in ``st.cache_resource`` (hashing its arguments)
     costs about 0.2 ms, a noticeable part of answering a question."""
     arrival = arrival_of(session.meta)
-    key = (loaded.version, session.seed, arrival)
+    key = (loaded.version, session.seed, arrival, session.participant_id)
     held = st.session_state.get("_plan")
     if held is not None and held[0] == key:
         questions = held[1]
     else:
         try:
-            questions = cached_plan(loaded.version, session.seed, arrival, loaded)
+            questions = cached_plan(loaded.version, session.seed, arrival, loaded, session.participant_id)
         except PlanError as exc:  # the data changed under a running study
             log.error("plan failed for a session: %s", exc)
             st.error("This study cannot show your questions right now. Please tell the research team.")

@@ -185,7 +185,8 @@ function build(root, data, send) {
     const keysId = `${data.qid}-keys-${k}`;
     output.segments.forEach((segment, s) => {
       const seg = {k, s, out, text: segment.text, spans: [], deleted: [], caret: 0, anchor: null, pending: null,
-        resize: null, focused: false, units: unitsOf(segment.text, data.missingToken, words), twin: null,
+        resize: null, focused: false, twin: null,
+        units: unitsOf(segment.text, data.missingToken && !segment.media, words),
         sugs: segment.suggestions || []};
       (segment.suggestions || []).forEach((sug, j) => {
         const span = {start: sug.start, end: sug.end, severity: sug.severity, category: sug.category ?? null,
@@ -215,6 +216,10 @@ function build(root, data, send) {
       seg.note.append(seg.msg, seg.cancel);
       seg.hover = el("div", {className: "evalkit-hover", "aria-hidden": "true", hidden: true});  // (mouse: paint)
       seg.block.append(seg.box, seg.note, seg.hover);
+      if (segment.media) {  // an image, audio clip or video (drawn by the page above): scored, never marked
+        seg.box.hidden = true;
+        seg.block.append(el("p", {className: "evalkit-help", "data-testid": "evalkit-media-output"}, segment.media));
+      }
       seg.block.addEventListener("focusout", () => setTimeout(() => {  // focus left the text and its toolbox
         if (st.active && st.active.seg === seg && !seg.block.contains(seg.block.getRootNode().activeElement)) {
           deactivate();
@@ -226,7 +231,9 @@ function build(root, data, send) {
       out.segs.push(seg);
       paint(seg);
     });
-    column.append(el("p", {className: "evalkit-keys", id: keysId, "data-testid": "evalkit-keys"}, keyLine));
+    const keys = el("p", {className: "evalkit-keys", id: keysId, "data-testid": "evalkit-keys"}, keyLine);
+    keys.hidden = output.segments.every((segment) => segment.media);  // (nothing to mark)
+    column.append(keys);
     out.list = el("div", {className: "evalkit-list", "data-testid": "evalkit-list"});
     column.append(out.list);
     if (!perSegment) data.scales.forEach((scale) => column.append(scaleBox(scale, k, null)));

@@ -232,6 +232,8 @@ class PlanInputs:
     #: the evaluator's arrival number (sessions created before theirs), when display orders are balanced
     #: across evaluators (:mod:`evalkit.balance`); None: each evaluator's plan is balanced on its own
     arrival: int | None = None
+    #: the invited participant's id (a session started from a private link), for fixed assignments; else None
+    participant: str | None = None
 
 
 class TaskKind:

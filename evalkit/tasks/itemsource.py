@@ -36,18 +36,21 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..assignments import AssignmentError, lists_from_items, read_assignments
+from ..assignments import describe as describe_lists
 from ..balance import extras, extras_before, row_for
 from ..items import Item, ItemSet
 from ..question import Question
 from ..rng import Mulberry32, derive_seed, shuffle
 from .base import Common, ConfigError, PlanInputs, QueueSpec, Table, TaskKind
 
-__all__ = ["ItemsSource", "OutputsKind", "PlanError", "QueueSpec", "balanced", "card_labels", "check_source", "deal",
-           "items_source", "missing_outputs", "outline", "plan_items", "queued_questions", "systems_of"]
+__all__ = ["ItemsSource", "OutputsKind", "PlanError", "QueueSpec", "balanced", "card_labels", "check_fixed",
+           "check_source", "deal", "fixed_lists", "fixed_questions", "items_source", "missing_outputs", "outline",
+           "plan_items", "queued_questions", "systems_of"]
 
 #: The longest ``input_label`` / ``output_label``: a card's heading, one short line.
 MAX_LABEL = 40
@@ -66,8 +69,17 @@ class ItemsSource:
 
     items: Path
     systems: tuple[str, ...]  # () = every system of the file
-    questions: int
+    questions: int  # (0 with fixed assignments: a participant's list sets it)
     queue: QueueSpec | None = None  # judgments_per_item: items from the shared queue, not the evaluator's seed
+    #: ``assignment = "fixed"``: participant id -> item ids in order (None: the seeded, balanced plan)
+    fixed: Mapping[str, tuple[str, ...]] | None = None
+    #: where the fixed lists come from (the ``assignments`` CSV, or the items file), for messages
+    fixed_file: Path | None = None
+    #: with fixed lists: shuffle each question's outputs (seeded per participant), else the item's order
+    shuffle: bool = True
+    #: ``require_full_play``: an answer is refused until every audio clip and video of its question was played to
+    #: the end (:mod:`evalkit.tasks.media_log`)
+    require_full_play: bool = False
 
     def warnings(self, task_id: str, items: Mapping[Path, ItemSet], folder: Path) -> list[str]:
         """``evalkit check``'s warnings about this source's items file (:func:`missing_outputs`)."""
@@ -87,9 +99,22 @@ def card_labels(t: Table, output: str = "Response") -> tuple[str, str]:
     return labels[0], labels[1]
 
 
-def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: bool = True) -> ItemsSource:
-    """Read ``items``, ``systems`` and ``questions`` (the file must exist; its content is checked later), and
-    with ``queue`` the optional ``judgments_per_item`` / ``claim_minutes``."""
+def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: bool = True,
+                 fixed: bool = False) -> ItemsSource:
+    """Read ``items``, ``systems`` and ``questions`` (the file must exist; its content is checked later), with
+    ``queue`` the optional ``judgments_per_item`` / ``claim_minutes``, and with ``fixed`` the optional
+    ``assignment`` (``"balanced"``, the default, or ``"fixed"``: each participant's own list, from the
+    ``assignments`` CSV or the items' ``participants``; see :mod:`evalkit.assignments`) and ``shuffle``; and
+    ``require_full_play`` (default false)."""
+    full_play = t.get("require_full_play", False)
+    if not isinstance(full_play, bool):
+        t.fail("require_full_play", f"must be true or false, got {full_play!r}"[:200])
+    return replace(_items_source(t, common, systems_key=systems_key, queue=queue, fixed=fixed),
+                   require_full_play=full_play)
+
+
+def _items_source(t: Table, common: Common, *, systems_key: bool, queue: bool, fixed: bool) -> ItemsSource:
+    """:func:`items_source` but ``require_full_play``."""
     rel, path = common.path(t, "items")
     if not path.is_file():
         t.fail("items", f"items file {rel!r} not found (looked for {path})")
@@ -98,6 +123,11 @@ def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: b
         systems = t.strs("systems")
         if len(set(systems)) != len(systems):
             t.fail("systems", f"names a system twice: {list(systems)}")
+    if fixed and t.choice("assignment", ("balanced", "fixed"), "balanced") == "fixed":
+        return _fixed_source(t, common, path, systems)
+    for key in ("assignments", "shuffle"):
+        if key in t.data:
+            t.fail_later(key, "only applies to a task with assignment = \"fixed\"")
     questions = t.int("questions", minimum=1)
     spec = None
     if queue and t.get("judgments_per_item", None) is not None:
@@ -106,6 +136,93 @@ def items_source(t: Table, common: Common, *, systems_key: bool = True, queue: b
     elif "claim_minutes" in t.data:  # (reported after the unknown keys: judgments_per_item may be misspelt)
         t.fail_later("claim_minutes", "only applies to a task with judgments_per_item")
     return ItemsSource(items=path, systems=systems, questions=questions, queue=spec)
+
+
+def _fixed_source(t: Table, common: Common, path: Path, systems: tuple[str, ...]) -> ItemsSource:
+    """An items source with fixed lists: ``assignments`` (a CSV) read now; without it, the items' own
+    ``participants`` are collected when the items file is checked (:meth:`OutputsKind.check`)."""
+    for key, why in (("questions", "each participant's list sets how many questions they get"),
+                     ("judgments_per_item", "the lists say who judges which item")):
+        if key in t.data:
+            t.fail(key, f"does not go with assignment = \"fixed\": {why}")
+    lists: Mapping[str, tuple[str, ...]] | None = None
+    file = path
+    if t.get("assignments", None) is not None:
+        _rel, file = common.path(t, "assignments")
+        try:
+            lists = read_assignments(file)
+        except AssignmentError as exc:
+            t.fail("assignments", str(exc))
+    shuffle_ = t.get("shuffle", True)
+    if not isinstance(shuffle_, bool):
+        t.fail("shuffle", f"must be true or false, got {shuffle_!r}")
+    return ItemsSource(items=path, systems=systems, questions=0, fixed=lists if lists is not None else {},
+                       fixed_file=file, shuffle=shuffle_)
+
+
+def check_fixed(file: Path, task_id: str, source: ItemsSource, items: ItemSet) -> Mapping[str, tuple[str, ...]]:
+    """A fixed source's lists, checked against the items file (ConfigError naming what is wrong): each item
+    exists and has an output of the task's systems (a check item must be named by the task's checks, see
+    :func:`evalkit.checks.validate_checks`); without an ``assignments`` CSV, the
+    lists are the items' ``participants``, and at least one item must have them."""
+    where = f"{file.name}: [[tasks]] id {task_id!r}"
+    items.check_systems(source.systems, f"{where}: key 'systems'", ConfigError)
+    lists = source.fixed or {}
+    if source.fixed_file == source.items:
+        try:
+            lists = lists_from_items(items.path, ((i.id, i.line, i.participants) for i in items if i.participants))
+        except AssignmentError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if not lists:
+            raise ConfigError(f"{where}: assignment = \"fixed\" needs each participant's list: an 'assignments' "
+                              f"CSV (participant_id,item_id) or items with \"participants\" in {items.path.name}")
+    wanted = set(source.systems)
+    for pid, ids in lists.items():
+        for item_id in ids:
+            position = items.index.get(item_id)
+            if position is None:
+                raise ConfigError(f"{where}: {source.fixed_file.name if source.fixed_file else ''}: the list of "
+                                  f"{pid!r} names item {item_id!r}, which {items.path.name} does not have")
+            item = items[position]
+            if wanted and not wanted & set(item.outputs):
+                raise ConfigError(f"{where}: the list of {pid!r} names item {item_id!r}, which has no output of the "
+                                  f"task's systems ({', '.join(source.systems)})")
+    return lists
+
+
+def fixed_questions(task_id: str, kind: str, source: ItemsSource, items: ItemSet, participant: str | None,
+                    seed: int) -> list[Question]:
+    """A participant's questions in a fixed task: one per item of their list, in order, each showing the item's
+    outputs of the task's systems (shuffled with the participant's seed unless ``shuffle = false``). A
+    participant without a list (or a session not started from a private link) gets none."""
+    ids = fixed_lists(source, items).get(participant or "", ())
+    rng = task_rng(task_id, seed)
+    out: list[Question] = []
+    for index, item_id in enumerate(ids):
+        position = items.index[item_id]
+        item = items[position]
+        systems = [s for s in (source.systems or item.outputs) if s in item.outputs]
+        if source.shuffle:
+            systems = shuffle(systems, rng)
+        out.append(Question(
+            task=task_id, kind=kind, index=index, slot=position, domain="", review_ids=(item.id,) * len(systems),
+            sources=tuple(systems), texts=tuple(item.outputs[s] for s in systems), matched=True,
+            input=item.input or None, title=item.title, media=item.media_for(systems), input_media=item.input_media))
+    return out
+
+
+def fixed_lists(source: ItemsSource, items: ItemSet) -> Mapping[str, tuple[str, ...]]:
+    """A fixed source's lists (participant id -> item ids in order): the ``assignments`` CSV's, or the items'
+    own ``participants`` (collected once per item set: a plan is made per session); empty for other sources."""
+    if source.fixed is None:
+        return {}
+    if source.fixed_file != source.items:
+        return source.fixed
+    cached = items.derived.get("fixed_lists")
+    if cached is None:
+        cached = items.derived["fixed_lists"] = lists_from_items(
+            items.path, ((i.id, i.line, i.participants) for i in items if i.participants))
+    return cached
 
 
 def systems_of(source: ItemsSource, items: ItemSet) -> tuple[str, ...]:
@@ -122,6 +239,13 @@ def check_source(file: Path, task_id: str, source: ItemsSource, items: ItemSet, 
     if len(systems) < per_question:
         raise ConfigError(f"{where}: needs at least {per_question} systems with outputs, "
                           f"got {len(systems)} ({', '.join(systems) or 'none'}) in {items.path.name}")
+    if source.queue is not None:  # the queue deals units (an item with a set of systems), not balanced combinations
+        total = sum(len(items.candidates(c)) for c in combos)
+        if total < source.questions:
+            raise ConfigError(f"{where}: key 'questions' = {source.questions} but the shared queue has only {total} "
+                              f"units (items with the outputs a question shows) in {items.path.name}; ask fewer "
+                              "questions or add items")
+        return
     need = math.ceil(source.questions / len(combos))
     for combo in combos:
         have = len(items.candidates(combo))
@@ -193,6 +317,10 @@ def long_texts(items: ItemSet, folder: Path, limit: int = LONG_TEXT) -> list[str
 
 def outline(source: ItemsSource, items: ItemSet, shown: str) -> str:
     """``evalkit check``'s line for an items task: questions, file, items, systems, what a question shows."""
+    if source.fixed is not None:
+        lists = fixed_lists(source, items)
+        return (f"fixed lists ({describe_lists(lists)}), {shown}, from {items.path.name} ({len(items)} items; "
+                f"systems {', '.join(systems_of(source, items))})")
     return (f"{source.questions} questions per evaluator, {shown}, from {items.path.name} ({len(items)} items; "
             f"systems {', '.join(systems_of(source, items))})")
 
@@ -290,7 +418,7 @@ def plan_items(task_id: str, kind: str, items: ItemSet, shown: Sequence[tuple[st
         out.append(Question(
             task=task_id, kind=kind, index=index, slot=position, domain="", review_ids=(item.id,) * len(systems),
             sources=tuple(systems), texts=tuple(item.outputs[s] for s in systems), matched=True,
-            input=item.input or None, title=item.title))
+            input=item.input or None, title=item.title, media=item.media_for(systems), input_media=item.input_media))
     return out
 
 
@@ -303,7 +431,13 @@ class OutputsKind(TaskKind):
 
     @staticmethod
     def outputs_per_question(t: Table, source: ItemsSource) -> int:
-        """The task's ``outputs_per_question`` (default 1), at most the number of its systems."""
+        """The task's ``outputs_per_question`` (default 1), at most the number of its systems; with fixed
+        assignments 0 (each question shows every output the item has of the task's systems)."""
+        if source.fixed is not None:
+            if "outputs_per_question" in t.data:
+                t.fail("outputs_per_question", "does not go with assignment = \"fixed\": a question shows every "
+                                               "output its item has (of the task's systems)")
+            return 0
         per_question = t.int("outputs_per_question", 1, minimum=1)
         if source.systems and per_question > len(source.systems):
             t.fail("outputs_per_question", f"({per_question}) is more than the {len(source.systems)} systems")
@@ -314,6 +448,9 @@ class OutputsKind(TaskKind):
 
     def check(self, task: Any, file: Path, items: Mapping[Path, ItemSet]) -> None:
         its = items[task.source.items]
+        if task.source.fixed is not None:
+            check_fixed(file, task.id, task.source, its)
+            return
         n = task.outputs_per_question
         check_source(file, task.id, task.source, its, n, combinations(systems_of(task.source, its), n))
 
@@ -321,12 +458,16 @@ class OutputsKind(TaskKind):
         return task.source.queue
 
     def combos(self, task: Any, items: Mapping[Path, ItemSet]) -> list[tuple[str, ...]]:
+        if task.source.fixed is not None:  # (no balancing over combinations: the lists are the design)
+            return []
         return combinations(systems_of(task.source, items[task.source.items]), task.outputs_per_question)
 
     def plan(self, task: Any, inputs: PlanInputs) -> list[Question]:
         if task.source.queue is not None:  # the items come from the shared queue when the question is reached
             return queued_questions(task.id, self.name, task.source.questions)
         its = inputs.items[task.source.items]
+        if task.source.fixed is not None:
+            return fixed_questions(task.id, self.name, task.source, its, inputs.participant, inputs.seed)
         rng = task_rng(task.id, inputs.seed)
         combos = combinations(systems_of(task.source, its), task.outputs_per_question)
         return plan_items(task.id, self.name, its, balanced(combos, task.source.questions, rng, inputs.arrival), rng)

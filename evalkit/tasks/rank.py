@@ -26,6 +26,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
+from .media_log import with_media
 from .responses import in_sentence, plural, save_answer
 
 if TYPE_CHECKING:
@@ -186,10 +187,11 @@ def best_missing(task: RankTask, labels: Sequence[str]) -> str:
 
 
 def record_rank(store: Store, session: Session, task: RankTask, question: Question, order: Sequence[str] | None,
-                time_spent_ms: int | None) -> Answer:
+                time_spent_ms: int | None, *, media: Any = None) -> Answer:
     """Store a best-of-N answer (``order`` = [the best label]) or a full ranking (every label once, best
     first), exactly once. Response: the best label, or the labels best first joined by ``>`` (``"B>A>C"``);
-    ``review_source``: the best output's system; ``detail["ranking"]``: the systems best first."""
+    ``review_source``: the best output's system; ``detail["ranking"]``: the systems best first; ``detail["media"]``:
+    the play log of the question's clips (``media``, :mod:`evalkit.tasks.media_log`)."""
     labels = question.labels
     given = list(order or [])
     noun = task.output_label
@@ -203,8 +205,10 @@ def record_rank(store: Store, session: Session, task: RankTask, question: Questi
                               "ranking.")
         response = ">".join(given)
     ranking = [question.source_of(label) for label in given]
+    detail = with_media(question, {"ranking": ranking} if task.response == "ranking" else {}, media,
+                        full_play=task.source.require_full_play, noun=noun, input_label=task.input_label)
     return save_answer(store, session, question, response, review_source=ranking[0], time_spent_ms=time_spent_ms,
-                       detail={"ranking": ranking} if task.response == "ranking" else {})
+                       detail=detail)
 
 
 KIND = RankKind()

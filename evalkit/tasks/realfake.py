@@ -29,6 +29,7 @@ from .itemsource import (
     systems_of,
     task_rng,
 )
+from .media_log import with_media
 from .responses import save_answer
 
 if TYPE_CHECKING:
@@ -44,6 +45,21 @@ ANSWERS = ("real", "generated")
 #: The labels of the two questions under the text (the page draws them; the messages name them).
 ANSWER_QUESTION = "Who wrote this text?"
 CONFIDENCE_QUESTION = "How sure are you?"
+#: What a media output is called in the questions and messages (an image, audio clip or video shown instead of a text)
+MEDIA_NOUNS = {"image": "image", "audio": "recording", "video": "video"}
+
+
+def answer_question(media: str | None = None) -> str:
+    """The label of the first question under the output: :data:`ANSWER_QUESTION` for a text, "Is this image real or
+    generated?" for a media output of type ``media`` (``image``, ``audio``, ``video``)."""
+    return ANSWER_QUESTION if media is None else f"Is this {MEDIA_NOUNS.get(media, media)} real or generated?"
+
+
+def _answer_missing(media: str | None) -> str:
+    if media is None:
+        return f"Please say whether the text was written by a person or generated (“{ANSWER_QUESTION}”)."
+    noun = MEDIA_NOUNS.get(media, media)
+    return f"Please say whether the {noun} is real or generated (“{answer_question(media)}”)."
 DEFAULT_CONFIDENCE = ("Guessing", "Somewhat sure", "Sure", "Very sure")
 
 
@@ -171,43 +187,52 @@ class RealFakeKind(TaskKind):
         return out
 
 
-def realfake_missing(task: RealFakeTask, answer: str | None, confidence: int | None) -> str | None:
-    """What stops "Next", naming the questions by their labels (:data:`ANSWER_QUESTION`,
-    :data:`CONFIDENCE_QUESTION`): the answer, the confidence (when the task asks for it), or both."""
+def realfake_missing(task: RealFakeTask, answer: str | None, confidence: int | None,
+                     media: str | None = None) -> str | None:
+    """What stops "Next", naming the questions by their labels (:func:`answer_question`, :data:`CONFIDENCE_QUESTION`):
+    the answer, the confidence (when the task asks for it), or both. ``media``: the output's media type, when it is
+    one."""
     no_answer = answer not in ANSWERS
     no_confidence = bool(task.confidence) and (isinstance(confidence, bool) or not isinstance(confidence, int)
                                                or not 1 <= confidence <= len(task.confidence))
     if no_answer and no_confidence:
-        return (f"Please answer both questions before continuing: “{ANSWER_QUESTION}” (written by a person or "
-                f"generated) and “{CONFIDENCE_QUESTION}”.")
+        what = "written by a person or generated" if media is None else "real or generated"
+        return (f"Please answer both questions before continuing: “{answer_question(media)}” ({what}) and "
+                f"“{CONFIDENCE_QUESTION}”.")
     if no_answer:
-        return f"Please say whether the text was written by a person or generated (“{ANSWER_QUESTION}”)."
+        return _answer_missing(media)
     if no_confidence:
         return f"Please say how sure you are (“{CONFIDENCE_QUESTION}”) before continuing."
     return None
 
 
-def realfake_marks(task: RealFakeTask, answer: str | None, confidence: int | None) -> dict[str, str]:
+def realfake_marks(task: RealFakeTask, answer: str | None, confidence: int | None,
+                   media: str | None = None) -> dict[str, str]:
     """What is missing, per question, for a mark right under each: ``{"answer": ..., "confidence": ...}`` (only
-    those not answered yet; the confidence only when the task asks for it)."""
+    those not answered yet; the confidence only when the task asks for it). ``media``: as for
+    :func:`realfake_missing`."""
     marks = {}
     if answer not in ANSWERS:
-        marks["answer"] = f"Please say whether the text was written by a person or generated (“{ANSWER_QUESTION}”)."
+        marks["answer"] = _answer_missing(media)
     if realfake_missing(task, "real", confidence):
         marks["confidence"] = f"Please say how sure you are (“{CONFIDENCE_QUESTION}”) before continuing."
     return marks
 
 
 def record_realfake(store: Store, session: Session, task: RealFakeTask, question: Question, answer: str | None,
-                    confidence: int | None, time_spent_ms: int | None) -> Answer:
+                    confidence: int | None, time_spent_ms: int | None, *, media: Any = None) -> Answer:
     """Store "real" or "generated" and the confidence level (1..k, when the task asks), exactly once.
-    ``review_source`` is the shown text's system or source (so correctness is known server-side only)."""
-    problem = realfake_missing(task, answer, confidence)
+    ``review_source`` is the shown text's system or source (so correctness is known server-side only);
+    ``detail["media"]``: the play log of the question's clips (``media``, :mod:`evalkit.tasks.media_log`)."""
+    shown = question.media_of(0)
+    problem = realfake_missing(task, answer, confidence, None if shown is None else shown.type)
     if problem:
         raise SurveyError(problem)
     detail: dict[str, Any] = {}
     if task.confidence:
         detail["confidence"] = confidence
+    detail = with_media(question, detail, media, full_play=task.source is not None and task.source.require_full_play,
+                        noun=task.output_label, input_label=task.input_label) or detail
     return save_answer(store, session, question, answer, review_source=question.sources[0],
                        time_spent_ms=time_spent_ms, detail=detail)
 

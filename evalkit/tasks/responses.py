@@ -13,6 +13,7 @@ from ..missing import either
 from ..question import Question, question_columns
 from .base import SurveyError
 from .check_answers import record_check
+from .media_log import with_media
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -82,23 +83,31 @@ def choice_missing(question: Question, *, ties: bool = False, noun: str | None =
 
 
 def record_choice(store: Store, session: Session, question: Question, label: str | None,
-                  time_spent_ms: int | None, *, ties: bool = False, noun: str | None = None) -> Answer:
+                  time_spent_ms: int | None, *, ties: bool = False, noun: str | None = None, media: Any = None,
+                  full_play: bool = False, input_label: str = "Input") -> Answer:
     """Store a choice among a question's texts: the chosen display label (A, B, C...), or ``"tie"`` when
     ``ties`` allows "no preference".
 
     The chosen text's source is looked up here, server-side, and stored as
-    ``review_source`` (None for a tie); for pairs the left/right sources are stored too.
+    ``review_source`` (None for a tie); for pairs the left/right sources are stored too. ``media``: the play log
+    of the question's clips as the page sent it (``detail["media"]``, :mod:`evalkit.tasks.media_log`); with
+    ``full_play`` (``require_full_play``) the answer is refused until each clip was played to the end.
     """
     if ties and label == TIE:
-        return save_answer(store, session, question, TIE, review_source=None, time_spent_ms=time_spent_ms)
+        return save_answer(store, session, question, TIE, review_source=None, time_spent_ms=time_spent_ms,
+                           detail=with_media(question, None, media, full_play=full_play, noun=noun or "Response",
+                                             input_label=input_label))
     if label is None or label not in question.labels:
         raise SurveyError(choice_missing(question, ties=ties, noun=noun))
     return save_answer(store, session, question, label, review_source=question.source_of(label),
-                       time_spent_ms=time_spent_ms)
+                       time_spent_ms=time_spent_ms,
+                       detail=with_media(question, None, media, full_play=full_play, noun=noun or card_noun(question),
+                                         input_label=input_label))
 
 
 def record_slider(store: Store, session: Session, question: Question, value: int, button: str,
-                  time_spent_ms: int | None) -> Answer:
+                  time_spent_ms: int | None, *, media: Any = None, full_play: bool = False, noun: str = "Response",
+                  input_label: str = "Input") -> Answer:
     """Store a HELP-protocol slider answer for a pair.
 
     ``value`` runs from -100 (left text entirely better) to +100 (right text
@@ -106,7 +115,8 @@ def record_slider(store: Store, session: Session, question: Question, value: int
     ``reject`` (both are unsuitable); at 0 they make a positive or a negative
     draw. ``response`` is the signed value; ``detail`` holds the button and the
     outcome (``left`` / ``right`` / ``positive_draw`` / ``negative_draw``);
-    ``review_source`` is the preferred text's source (None for a draw).
+    ``review_source`` is the preferred text's source (None for a draw). ``media``, ``full_play``: as for
+    :func:`record_choice`.
     """
     if len(question.sources) != 2:
         raise SurveyError("The slider is only for pairs.")
@@ -120,5 +130,7 @@ def record_slider(store: Store, session: Session, question: Question, value: int
         outcome, preferred = "right", question.sources[1]
     else:
         outcome, preferred = ("positive_draw" if button == "accept" else "negative_draw"), None
+    detail = with_media(question, {"button": button, "outcome": outcome}, media, full_play=full_play, noun=noun,
+                        input_label=input_label)
     return save_answer(store, session, question, str(value), review_source=preferred, time_spent_ms=time_spent_ms,
-                       detail={"button": button, "outcome": outcome})
+                       detail=detail)

@@ -20,6 +20,7 @@ from .itemsource import (
     items_source,
     outline,
 )
+from .media_log import with_media
 from .responses import in_sentence, save_answer
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class ScoreKind(OutputsKind):
                     "item's input (items file), one at a time or several side by side")
 
     def parse(self, t: Table, common: Common) -> ScoreTask:
-        source = items_source(t, common)
+        source = items_source(t, common, fixed=True)
         per_question = self.outputs_per_question(t, source)
         scales = parse_scales(t, common)
         input_label, output_label = card_labels(t)
@@ -132,13 +133,14 @@ class ScoreKind(OutputsKind):
 
     def describe(self, task: ScoreTask) -> dict[str, Any]:
         return {"systems": list(task.source.systems), "questions": task.source.questions,
+                "assignment": "fixed" if task.source.fixed is not None else "balanced",
                 "outputs_per_question": task.outputs_per_question, "textfield": task.textfield,
                 "scales": [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high}
                            for s in task.scales]}
 
     def outline(self, task: ScoreTask, items: Mapping[Path, ItemSet]) -> str:
         n = task.outputs_per_question
-        what = "one output" if n == 1 else f"{n} outputs side by side"
+        what = "one output" if n == 1 else f"{n} outputs side by side" if n else "every output of its item"
         return outline(task.source, items[task.source.items], f"{what}, scales {', '.join(s.id for s in task.scales)}")
 
 
@@ -194,14 +196,16 @@ def _at(values: Sequence[int | None] | None, k: int) -> int | None:
 
 def record_scores(store: Store, session: Session, task: ScoreTask, question: Question,
                   scores: Mapping[str, Sequence[int | None]], texts: Sequence[str] | None,
-                  time_spent_ms: int | None) -> Answer:
+                  time_spent_ms: int | None, *, media: Any = None) -> Answer:
     """Store every score of a question (each scale for each output, in display order), exactly once.
 
     ``scores`` maps a scale id to one value per output; all must be given and in range (SurveyError naming
     the first missing one otherwise). ``texts`` are the comments (``textfield = "comment"``, may be blank)
     or the post-edits (``"post-edit"``, pre-filled with the output) in display order. Stored: response
     ``"scored"``, the systems as sources (``review_source`` too for one output), ``detail`` =
-    ``{"scores": {scale: [value per output]}, "texts": [...], "edited": [...]}``.
+    ``{"scores": {scale: [value per output]}, "texts": [...], "edited": [...]}``, and ``"media"``, the play log of
+    the question's clips (``media`` as the page sent it, :mod:`evalkit.tasks.media_log`; ``require_full_play``
+    refuses the answer until each was played to the end). A media output's post-edit box starts empty.
     """
     n = len(question.texts)
     missing = missing_scores(task, question, scores)
@@ -236,7 +240,10 @@ def record_scores(store: Store, session: Session, task: ScoreTask, question: Que
                                   "a NUL); please retype the text.")
         detail["texts"] = given
         if task.textfield == "post-edit":  # (line ends compared alike: a browser's text box sends \n for \r\n)
-            detail["edited"] = [given[k] != _one_newline(question.texts[k]) for k in range(n)]
+            detail["edited"] = [given[k] != ("" if question.media_of(k) else _one_newline(question.texts[k]))
+                                for k in range(n)]
+    detail = with_media(question, detail, media, full_play=task.source.require_full_play, noun=task.output_label,
+                        input_label=task.input_label) or detail
     return save_answer(store, session, question, "scored", review_source=question.sources[0] if n == 1 else None,
                        time_spent_ms=time_spent_ms, detail=detail)
 

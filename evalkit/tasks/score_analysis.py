@@ -97,7 +97,7 @@ class ScoreResult(ResultDefaults):
 
     def describe(self) -> str:
         n = self.outputs_per_question
-        return f"score, {'one output' if n == 1 else f'{n} outputs'} per question"
+        return f"score, {'one output' if n == 1 else f'{n} outputs' if n else 'every output of its item'} per question"
 
     def blocks(self) -> list[Block]:
         m = self.means

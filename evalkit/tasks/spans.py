@@ -32,6 +32,7 @@ from .itemsource import (
     items_source,
     outline,
 )
+from .media_log import with_media
 from .responses import save_answer
 from .score import Scale, parse_scales
 
@@ -115,10 +116,11 @@ def _categories(t: Table, protocol: str) -> str | dict[str, tuple[str, ...]] | N
                              f"got {raw!r}"[:300])
     out: dict[str, tuple[str, ...]] = {}
     for top, subs in raw.items():
+        # a subcategory may hold '/' (Pearmut's "Truncation/text expansion"): a span's category is split at its first
         if not top.strip() or "/" in top or not isinstance(subs, list) or not all(
-                isinstance(s, str) and s.strip() and "/" not in s for s in subs):
-            t.fail("categories", f"category {top!r}: a name without '/' and a list of subcategory names "
-                                 "(without '/'), e.g. Accuracy = [\"Omission\"]")
+                isinstance(s, str) and s.strip() for s in subs):
+            t.fail("categories", f"category {top!r}: a name without '/' and a list of subcategory names, e.g. "
+                                 "Accuracy = [\"Omission\"]")
         out[top] = tuple(subs)
     return out
 
@@ -156,7 +158,7 @@ class SpansKind(OutputsKind):
                     "a severity (and category), then scores; single segments or documents")
 
     def parse(self, t: Table, common: Common) -> SpansTask:
-        source = items_source(t, common)
+        source = items_source(t, common, fixed=True)
         per_question = self.outputs_per_question(t, source)
         protocol = t.choice("protocol", ("esa", "mqm"), "esa")
         severities = t.strs("severities", ["minor", "major"])
@@ -191,6 +193,7 @@ class SpansKind(OutputsKind):
         categories = task.categories if not isinstance(task.categories, Mapping) else {
             top: list(subs) for top, subs in task.categories.items()}
         return {"systems": list(task.source.systems), "questions": task.source.questions,
+                "assignment": "fixed" if task.source.fixed is not None else "balanced",
                 "outputs_per_question": task.outputs_per_question, "protocol": task.protocol,
                 "severities": list(task.severities), "categories": categories, "prefill": task.prefill,
                 "score_per": task.score_per, "mqm_weights": dict(task.mqm_weights),
@@ -207,7 +210,7 @@ class SpansKind(OutputsKind):
 
     def outline(self, task: SpansTask, items: Mapping[Path, ItemSet]) -> str:
         n = task.outputs_per_question
-        what = "one output" if n == 1 else f"{n} outputs side by side"
+        what = "one output" if n == 1 else f"{n} outputs side by side" if n else "every output of its item"
         scales = f", scales {', '.join(s.id for s in task.scales)}" if task.scales else ""
         return outline(task.source, items[task.source.items],
                        f"{task.protocol.upper()} spans on {what}{', suggestions shown' if task.prefill else ''}"
@@ -319,6 +322,8 @@ def _segment_rows(task: SpansTask, item: Item, system: str, k: int, s: int, segm
     rows: list[dict[str, Any]] = []
     used: set[int] = set()
     sent = _list(sent, None, "spans")
+    if sent and system in item.output_media:  # (an image, audio clip or video: shown and scored, never marked)
+        raise SpanError("it is an image, audio clip or video, which cannot be marked")
     if len(sent) > MAX_SPANS + len(offered):  # (refused before any is read: each costs a little)
         raise SpanError(f"more than {MAX_SPANS} spans on one output")
     offsets = Utf16Offsets(text)
@@ -375,6 +380,8 @@ def _actions(task: SpansTask, item: Item, systems: Sequence[str], value: Any) ->
             if isinstance(scale, str) and scale in scales and isinstance(moved, int | float) \
                     and not isinstance(moved, bool) and scales[scale].low <= moved <= scales[scale].high:
                 entry.update(scale=scale, value=moved)  # (NaN fails the comparison; a huge int is refused by it)
+        elif systems[k] in item.output_media:  # (a media output has no characters to mark)
+            continue
         else:
             if (k, s) not in offsets:
                 offsets[(k, s)] = Utf16Offsets(segments[s].outputs[systems[k]])
@@ -418,19 +425,20 @@ def parse_answer(task: SpansTask, question: Question, item: Item, value: Any) ->
         first = task.scales[0].id
         for k in range(len(systems)):
             if not any(r["output"] == k and r["origin"] != "suggested-deleted" for r in rows) \
-                    and scores[first][k] < task.min_score_without_spans:
+                    and scores[first][k] < task.min_score_without_spans and systems[k] not in item.output_media:
                 raise SurveyError(f"No errors are marked, yet the score is below {task.min_score_without_spans}: "
                                   "are you sure? Mark the errors, or press Next again to confirm.")
     return answer
 
 
 def record_spans(store: Store, session: Session, task: SpansTask, question: Question, item: Item, value: Any,
-                 time_spent_ms: int | None) -> Answer:
+                 time_spent_ms: int | None, *, media: Any = None) -> Answer:
     """Check the page's answer (:func:`parse_answer`) and store it with its spans, exactly once, in one
     transaction. ``detail``: ``scores`` (per scale, one value per output shown), ``segment_scores`` with
     ``score_per = "segment"``, ``actions`` (the widget's log, code points) and ``confirmed_no_spans``; a check
     question's also ``spans`` (``{system: [[start, end, severity, category], ...]}`` of its first segment, what
-    the check is decided on)."""
+    the check is decided on); ``media``: the play log of the question's clips (:mod:`evalkit.tasks.media_log`; a
+    media output is shown and scored, never marked)."""
     answer = parse_answer(task, question, item, value)
     detail: dict[str, Any] = {"scores": answer.scores, "actions": answer.actions,
                               "confirmed_no_spans": answer.confirmed_no_spans}
@@ -440,6 +448,8 @@ def record_spans(store: Store, session: Session, task: SpansTask, question: Ques
         detail["spans"] = {system: [[s.start, s.end, s.severity, s.category] for s in answer.kept(k)]
                            for k, system in enumerate(question.sources)}
     rows = [{key: v for key, v in row.items() if key != "output"} for row in answer.rows]
+    detail = with_media(question, detail, media, full_play=task.source.require_full_play, noun=task.output_label,
+                        input_label=task.input_label) or detail
     return save_answer(store, session, question, "annotated",
                        review_source=question.sources[0] if len(question.sources) == 1 else None,
                        time_spent_ms=time_spent_ms, detail=detail, spans=rows)

@@ -187,7 +187,7 @@ class SpansResult(ResultDefaults):
     def describe(self) -> str:
         n = self.outputs_per_question
         return (f"spans, {self.protocol.upper()}{' with suggestions' if self.prefill else ''}, "
-                f"{'one output' if n == 1 else f'{n} outputs'} per question")
+                f"{'one output' if n == 1 else f'{n} outputs' if n else 'every output of its item'} per question")
 
     def blocks(self) -> list[Block]:
         out = list(self.score.blocks()) if self.score is not None else []
@@ -444,7 +444,7 @@ def results(ev: pd.DataFrame, task: Mapping[str, Any], context: TaskContext) -> 
                                                   and key.partition(":")[2].partition("/")[0] in taxonomy))}
     common = {"task": task_id, "title": task.get("title", task_id), "protocol": str(task.get("protocol", "esa")),
               "score": score, "severities": severities, "weights": usable, "options": options,
-              "n_answers": len(rows), "outputs_per_question": int(task.get("outputs_per_question", 1) or 1),
+              "n_answers": len(rows), "outputs_per_question": int(task.get("outputs_per_question", 1)),
               "prefill": bool(task.get("prefill")), "systems": systems}
     if context.spans is None:
         empty = {name: pd.DataFrame(columns=cols) for name, cols in (

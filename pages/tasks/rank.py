@@ -29,14 +29,17 @@ def render(ctx: ui.Context) -> None:
     prefix = f"{question.task}-{question.index}"
     labels = question.labels
     noun = task.output_label  # the cards' heading: "Response A", "Response B", ...
+    systems = ui.shown_systems(ctx)  # ([study] blind = false: each card names its system)
+    show = ui.media_show(ctx)  # (the question's images, audio clips and videos, if any)
 
     if task.response == "best":
         def best() -> None:
             label = st.session_state.get(f"{prefix}-choice")
             ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question, [label] if label else [],
-                                             ui.elapsed_ms(clock)))
+                                             ui.elapsed_ms(clock), media=ui.media_events(question)))
 
-        ui.choice_form(question, f"{prefix}-choice", task.question, noun, best, missing=best_missing(task, labels))
+        ui.choice_form(question, f"{prefix}-choice", task.question, noun, best, missing=best_missing(task, labels),
+                       systems=systems, show=show)
         return
 
     def places() -> dict[str, int | None]:
@@ -47,13 +50,14 @@ def render(ctx: ui.Context) -> None:
             st.session_state[f"_{prefix}-tried"] = True
             ui.refused_click()
         ui.safe_save(lambda: record_rank(ctx.store, ctx.session, task, question,
-                                         order_from_places(labels, places(), noun), ui.elapsed_ms(clock)))
+                                         order_from_places(labels, places(), noun), ui.elapsed_ms(clock),
+                                         media=ui.media_events(question)))
 
     n = len(labels)
     marks = place_problems(labels, places(), noun) if st.session_state.get(f"_{prefix}-tried") else {}
     with st.form(prefix, border=False):
         with st.container(key=f"{prefix}-places"):
-            columns = ui.review_columns(question, noun)
+            columns = ui.review_columns(question, noun, systems=systems, show=show)
             for column, label in zip(columns, labels, strict=True):
                 with column:  # the place right under its card (on a phone too)
                     st.selectbox(place_label(label, noun), range(1, n + 1), index=None,

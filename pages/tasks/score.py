@@ -7,7 +7,8 @@ picking a level reruns nothing on the server. An untouched slider is not a score
 slider); "Next" with a score missing marks each missing score under its widget and sends nothing. A complete
 answer arrives as one trigger value, in whose callback :func:`evalkit.tasks.score.record_scores` validates
 everything again (the browser is not trusted) and stores it exactly once; a refused answer (a score missing or
-out of range) is marked and said, and nothing is stored.
+out of range) is marked and said, and nothing is stored. A check question answered wrong (its feedback decided on
+the server) says what is wrong with each output under that output's card, the rest where every message goes.
 
 ``EVALKIT_SCORE_WIDGET=streamlit`` draws the previous renderer instead (Streamlit sliders and radios, a rerun per
 change; :func:`render_widgets`), for the benchmark's before / after (``bench/bench_score_click.py``).
@@ -18,7 +19,7 @@ Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ import streamlit as st
 import streamlit.components.v2 as components_v2
 
 import ui
+from evalkit.checks import CheckFeedback, pending_feedback
 from evalkit.tasks.responses import in_sentence
 from evalkit.tasks.score import (
     COMMENT_CHARS,
@@ -72,20 +74,47 @@ def render(ctx: ui.Context) -> None:
             return
         stored: list[Any] = []
         ui.safe_save(lambda: stored.append(record_scores(ctx.store, ctx.session, task, question, scores, texts,
-                                                         ui.elapsed_ms(clock))))
+                                                         ui.elapsed_ms(clock), media=ui.media_events(question))))
         if not stored:  # refused (e.g. a score out of range: its message is shown): "Next" works again
             st.session_state[refused_key] = {"n": refused["n"] + 1, "marks": {}}
 
+    systems = ui.shown_systems(ctx)  # ([study] blind = false: each card names its system)
+    show = ui.media_show(ctx)  # (the question's images, audio clips and videos, if any)
     if n == 1:
-        ui.text_card(noun, question.texts[0])
+        ui.output_card(question, 0, noun, system=systems[0] if systems else None, show=show)
+    elif ui.has_media(question):  # side by side, stacked on a phone (the widget draws no card of its own then)
+        ui.media_columns(question, noun, systems=systems, show=show)
     else:  # side by side on a wide screen; on a phone the widget draws each card above its own scales instead
         with st.container(key=f"{prefix}-cards"):
-            ui.review_cards(question, noun)
+            ui.review_cards(question, noun, systems=systems)
         st.html(f"<style>@media (max-width: 640px) {{.{ui.key_class(f'{prefix}-cards')} "
                 "{display: none;}}</style>")
     refused = st.session_state.get(refused_key, {"n": 0, "marks": {}})
-    SCORES(key=widget, data=widget_data(task, question, prefix, refused), on_submit_change=submit)
+    data = widget_data(task, question, prefix, refused, practice_problems(ctx, question), systems=systems)
+    SCORES(key=widget, data=data, on_submit_change=submit)
     ui.show_flash()
+
+
+def practice_problems(ctx: ui.Context, question: Any) -> list[list[str]]:
+    """A check question's pending feedback (its last try wrong: from the stored tries, so it survives a reload),
+    split for the widget: the lines about one output, per output in display order (shown under its card); the
+    queued message (the feedback, as the save or the survey screen queued it) keeps the rest, the feedback and
+    the lines about the whole question. Empty lists when there is no such feedback."""
+    out: list[list[str]] = [[] for _ in question.texts]
+    pending = pending_feedback(ctx.store, ctx.session, question) if question.check is not None else None
+    if pending is None or not any(label in question.labels for label, _ in pending.problems):
+        return out
+    for label, line in pending.problems:
+        if label in question.labels:
+            out[question.labels.index(label)].append(line)
+    rest = CheckFeedback(pending.feedback, skippable=pending.skippable,
+                         problems=tuple(p for p in pending.problems if p[0] not in question.labels))
+    queued = ui.take_flash()
+    if queued is not None and queued[1] != ui.feedback_plain(pending):
+        ui.flash(*queued)  # another message (e.g. a refusal): put back as it was (its words are plain text)
+    elif queued is not None:
+        ui.flash("warning", ui.feedback_text(rest), ui.feedback_plain(rest))
+    return out
 
 
 def widget_key(prefix: str) -> str:
@@ -94,23 +123,30 @@ def widget_key(prefix: str) -> str:
     return f"{prefix}-scores".replace("__", "_~")
 
 
-def widget_data(task: ScoreTask, question: Any, prefix: str, refused: Mapping[str, Any]) -> dict[str, Any]:
+def widget_data(task: ScoreTask, question: Any, prefix: str, refused: Mapping[str, Any],
+                problems: Sequence[Sequence[str]] = (), *, systems: Sequence[str] | None = None) -> dict[str, Any]:
     """What the score widget draws (JSON): our labels and words, the outputs' texts (several outputs: each one's
     card, shown above its scales on a phone; a post-edit box's starting value; set as text by the browser, never
-    as HTML), and the marks of an answer the server refused."""
+    as HTML), the marks of an answer the server refused, and ``problems``: a check question's feedback lines per
+    output (display order; :func:`practice_problems`); ``systems`` (``[study] blind = false``): each heading (several
+    outputs) names its system. A question with media sends no texts (its cards stay on the page, stacked on a phone;
+    a media output's post-edit box starts empty)."""
     noun, n = task.output_label, len(question.texts)
     one = in_sentence(noun)
+    media = ui.has_media(question)
     outputs = []
     for k, label in enumerate(question.labels):
         of = f" on {one} {label}" if n > 1 else ""
-        output: dict[str, Any] = {"heading": f"{noun} {label}" if n > 1 else ""}
-        if n > 1:  # (the card drawn above the output's own scales on a phone: set as text, never as HTML)
+        output: dict[str, Any] = {"heading": ui.heading(f"{noun} {label}", systems[k] if systems else None)
+                                  if n > 1 else ""}
+        if n > 1 and not media:  # (the card drawn above the output's own scales on a phone: set as text)
             output["text"] = question.texts[k]
         if task.textfield == "comment":
             output.update(textLabel=f"Comment{of} (optional)", placeholder="Anything the scores do not capture")
         elif task.textfield == "post-edit":
             output.update(textLabel=f"Your corrected version of {f'{one} {label}' if n > 1 else f'the {one}'}",
-                          textHelp="Edit the text as little as needed to make it right.", prefill=question.texts[k])
+                          textHelp="Edit the text as little as needed to make it right.",
+                          prefill="" if question.media_of(k) else question.texts[k])
         outputs.append(output)
     scales = [{"id": s.id, "label": s.label, "type": s.type, "min": s.low, "max": s.high, "anchors": list(s.anchors),
                "horizontal": n == 1 and s.type == "likert" and max(len(a) for a in s.anchors) <= SHORT_ANCHORS}
@@ -120,7 +156,8 @@ def widget_data(task: ScoreTask, question: Any, prefix: str, refused: Mapping[st
             "maxChars": POST_EDIT_CHARS if task.textfield == "post-edit" else COMMENT_CHARS,
             "marks": {f"{s.id}-{k}": missing_mark(question, k, s, noun) for k, s in cells},
             "names": {f"{s.id}-{k}": score_name(question, k, s, noun) for k, s in cells},
-            "refused": refused.get("n", 0), "serverMarks": refused.get("marks", {})}
+            "refused": refused.get("n", 0), "serverMarks": refused.get("marks", {}),
+            "problems": [list(p) for p in problems] or [[] for _ in question.texts]}
 
 
 def answer_of(task: ScoreTask, value: Any) -> tuple[dict[str, list[Any]], list[Any] | None]:
@@ -166,7 +203,8 @@ def render_widgets(ctx: ui.Context) -> None:
     def texts() -> list[str] | None:
         if task.textfield == "none":
             return None
-        default = question.texts if task.textfield == "post-edit" else [""] * n
+        default = [("" if question.media_of(k) else question.texts[k]) for k in range(n)] \
+            if task.textfield == "post-edit" else [""] * n
         return [st.session_state.get(f"{prefix}-text-{k}", default[k]) for k in range(n)]
 
     def submit() -> None:
@@ -176,24 +214,26 @@ def render_widgets(ctx: ui.Context) -> None:
             ui.refused_click()
             return
         ui.safe_save(lambda: record_scores(ctx.store, ctx.session, task, question, scores, texts(),
-                                           ui.elapsed_ms(clock)))
+                                           ui.elapsed_ms(clock), media=ui.media_events(question)))
 
     still = missing_scores(task, question, given()) if st.session_state.get(f"_{prefix}-tried") else []
     noun = task.output_label  # the cards' heading: "Response", or "Response A", "Response B" side by side
     missing = {(k, s.id): missing_mark(question, k, s, noun) for k, s in still}
     with st.container(key=f"{prefix}-scores"):
-        columns = ui.review_columns(question, noun) if n > 1 else [st.container()]
+        systems = ui.shown_systems(ctx)  # ([study] blind = false: each card names its system)
+        show = ui.media_show(ctx)
+        columns = ui.review_columns(question, noun, systems=systems, show=show) if n > 1 else [st.container()]
         for k, column in enumerate(columns):
             with column:
                 if n == 1:
-                    ui.text_card(noun, question.texts[0])
+                    ui.output_card(question, 0, noun, system=systems[0] if systems else None, show=show)
                 for scale in task.scales:
                     _scale(scale, key(scale, k), n, missing.get((k, scale.id)))
                     beside = [m for (j, sid), m in missing.items() if sid == scale.id and j != k]
                     if n > 1 and beside and (k, scale.id) not in missing:  # the widgets below stay in one row
                         ui.mark_spacer(max(beside, key=len), key(scale, k))
-                _text_field(task, question.texts[k], f"{prefix}-text-{k}", question.labels[k] if n > 1 else "",
-                            noun)
+                _text_field(task, "" if question.media_of(k) else question.texts[k], f"{prefix}-text-{k}",
+                            question.labels[k] if n > 1 else "", noun)
     ui.widgets_under_cards(f"{prefix}-scores")
     ui.stack_options_on_phone(f"{prefix}-scores")  # Likert levels one per line on a phone
     if still:  # what is missing is yellow (docs: evaluator-screens.md "Messages")

@@ -8,12 +8,16 @@ sends the question's spans, scores and action log as one trigger value. Its call
 the answer with its spans in one transaction; a refused answer is said inside the widget, above its "Next" (and the
 widget can send again), nothing stored.
 
+An output that is an image, audio clip or video (:mod:`ui.media`) is drawn in a card above the widget and cannot be
+marked (it has no characters, as in Pearmut): the widget shows its heading, a line saying so, and its scales.
+
 Floor: the pages (``.importlinter``, the top): may import Streamlit, ``ui`` and evalkit's public names.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +54,20 @@ def render(ctx: ui.Context) -> None:
         value = (st.session_state.get(widget) or {}).get("submit")
         stored: list[Any] = []
         ui.safe_save(lambda: stored.append(record_spans(ctx.store, ctx.session, task, question, item, value,
-                                                        ui.elapsed_ms(clock))))
+                                                        ui.elapsed_ms(clock), media=ui.media_events(question))))
         if not stored:
             st.session_state[refused_key] = st.session_state.get(refused_key, 0) + 1
 
-    data = widget_data(task, question, item, prefix, st.session_state.get(refused_key, 0))
+    systems = ui.shown_systems(ctx)
+    show = ui.media_show(ctx)
+    shown = [k for k in range(len(question.sources)) if question.media_of(k) is not None]
+    if shown:  # the media outputs in cards above the widget (side by side, stacked on a phone)
+        columns = st.columns(len(shown), gap="small")
+        for column, k in zip(columns, shown, strict=True):
+            with column:
+                label = f"{task.output_label} {question.labels[k]}" if len(question.sources) > 1 else task.output_label
+                ui.output_card(question, k, label, system=systems[k] if systems else None, show=show)
+    data = widget_data(task, question, item, prefix, st.session_state.get(refused_key, 0), systems=systems)
     # the refusal, the practice feedback, the "are you sure": in the widget, right above its "Next", where the
     # evaluator is looking (plain text, shown as text)
     message = ui.take_flash()
@@ -66,22 +79,33 @@ def render(ctx: ui.Context) -> None:
     SPANS(key=widget, data=data, on_submit_change=submit)
 
 
-def widget_data(task: SpansTask, question: Any, item: Item, qid: str, refused: int = 0) -> dict[str, Any]:
+def widget_data(task: SpansTask, question: Any, item: Item, qid: str, refused: int = 0, *,
+                systems: Sequence[str] | None = None) -> dict[str, Any]:
     """What the widget draws (JSON): the outputs' segments as text (set as text by the browser, never as HTML),
     each segment's source when the item is a document, the suggestions (ESA-AI) in the browser's UTF-16 offsets,
-    the severities with their keys, the categories, the scales and the count of refused answers."""
+    the severities with their keys, the categories, the scales and the count of refused answers. ``systems``
+    (``[study] blind = false``, :func:`ui.shown_systems`): each output's heading names its system (one output
+    alone gets a heading then)."""
     segments = segments_of(item)
     n = len(question.sources)
     outputs = []
     for k, system in enumerate(question.sources):
         shown = []
-        for segment in segments:
+        media = item.output_media.get(system)
+        if media is not None:  # drawn above the widget: here its heading, a line saying so, and its scales
+            what = {"image": "image", "audio": "audio clip", "video": "video"}.get(media.type, media.type)
+            note = f"This {what} is shown above. It cannot be marked: give its score below."
+            shown.append({"source": None, "text": "", "dir": "auto", "suggestions": [], "media": note})
+        for segment in segments if media is None else ():
             text = segment.outputs[system]
             offered = [{"start": to_utf16(text, s.start), "end": to_utf16(text, s.end, missing_token=True),
                         "severity": s.severity, "category": s.category} for s in suggestions(task, segment, system)]
             shown.append({"source": segment.input if item.segments and segment.input else None, "text": text,
                           "dir": "auto", "suggestions": offered})
-        outputs.append({"heading": f"{task.output_label} {question.labels[k]}" if n > 1 else "", "segments": shown})
+        label = f"{task.output_label} {question.labels[k]}" if n > 1 else task.output_label
+        # ([study] blind = false) the heading names the system, of one output alone too
+        heading = ui.heading(label, systems[k]) if systems else (label if n > 1 else "")
+        outputs.append({"heading": heading, "segments": shown})
     categories: Any = task.categories
     if isinstance(categories, dict):
         categories = {top: list(subs) for top, subs in categories.items()}
