@@ -519,7 +519,8 @@ def _check_questions(task: Any, tc: TaskChecks, ids: Sequence[str], kind: str, r
         its = _items_of(task, items)
         item = its[its.index[cid]]
         systems, rule, want = _item_spec(task, item, its, cid, tutorial=kind == "tutorial")
-        systems = tuple(shuffle(list(systems), rng))
+        if getattr(getattr(task, "source", None), "shuffle", True):  # (fixed lists with shuffle = false: as given)
+            systems = tuple(shuffle(list(systems), rng))
         fb = item.check.get("feedback", DEFAULT_FEEDBACK) if item.check else DEFAULT_FEEDBACK
         spec = CheckSpec(kind, cid, rule, want, fb, tc.tutorial_skippable and kind == "tutorial",
                          tc.attention_feedback and kind == "attention")

@@ -374,18 +374,19 @@ def fixed_tasks(study: Study, item_sets: Mapping[Path, ItemSet]) -> dict[str, Ma
 
 
 def list_progress(lists: Mapping[str, tuple[str, ...]], statuses: Sequence[ParticipantStatus],
-                  answered: Mapping[str, int]) -> pd.DataFrame:
+                  answered: Mapping[str, set[str]]) -> pd.DataFrame:
     """Each participant's progress through their fixed list in one task: participant, status (one of
     :data:`STATUSES`, or "not invited": a list whose id ``evalkit invite`` has not created), the list's length,
-    how many of its questions they answered (``answered``: per session, :meth:`Store.answered_counts`) and
-    the share; then the invited participants without a list (they get no question of the task)."""
+    how many of its items they answered (``answered``: the items each session answered,
+    :meth:`Store.answered_items`; a check item on the list counts, the task's other checks do not) and the share;
+    then the invited participants without a list (they get no question of the task)."""
     import pandas as pd
 
     by_id = {s.participant_id: s for s in statuses}
     rows = []
     for pid, ids in lists.items():
         s = by_id.get(pid)
-        done = min(answered.get(s.session_id, 0), len(ids)) if s is not None and s.session_id else 0
+        done = len(set(ids) & answered.get(s.session_id, set())) if s is not None and s.session_id else 0
         rows.append({"participant_id": pid, "status": s.status if s is not None else "not invited",
                      "items": len(ids), "answered": done, "share": done / len(ids)})
     rows += [{"participant_id": s.participant_id, "status": "no list", "items": 0, "answered": 0, "share": None}

@@ -106,8 +106,9 @@ ITEM_KEYS: Mapping[str, str] = {
     "tgt": "outputs",
     "ref": "reference",
     "instructions": "instructions (HTML shown as safe Markdown, never run)",
-    "validation": "check (per system: score ranges, error_spans, score_greaterthan; warning: a tutorial "
-                  "question that must be corrected, none: a silent attention check)",
+    "validation": "check (per system: score ranges, error_spans, score_greaterthan, the warning as its "
+                  "feedback); in data and data_welcome, with a warning: a tutorial question that must be "
+                  "corrected, without: a silent attention check; in data_random: an attention check",
     "error_spans": "error_spans (ESA-AI suggestions, prefill = true)",
     "skippable": "tutorial_skippable",
 }
@@ -570,6 +571,9 @@ class _Builder:
                 return [(self.add(body, base(items[0], 0), [i.get("item_id") for i in items],
                                   [_extra(i) for i in items]), "")]
             self.note(f"{where}: its items have different models, so its segments are asked one at a time.")
+        elif len(items) > 1 and any(c for c, _ in checks) and self.c.spans is not None:
+            self.note(f"{where}: it holds checks, so its {len(items)} items are asked one at a time (a check is one "
+                      "segment).")
         out: list[tuple[str, str]] = []
         key = hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
         for j, (i, (check, kind)) in enumerate(zip(items, checks, strict=True)):
@@ -650,7 +654,11 @@ class _Builder:
         rows: list[tuple[str, str]] = []
         task: dict[str, Any] = {"kind": "spans" if c.spans else "score", "id": "main",
                                 "title": "Error span annotation" if c.spans else "Assessment",
-                                "items": "datasets/items.jsonl"}
+                                "items": "datasets/items.jsonl",
+                                # Pearmut's words (its campaigns are translations), for one output or several
+                                "input_label": "Source", "output_label": "Translation",
+                                "question": "Mark the errors in each translation, then score it." if c.spans else
+                                "How good is each translation?"}
         if info.get("instructions"):
             task["instructions"] = html_to_markdown(str(info["instructions"]))
         if c.assignment == "task-based":
@@ -698,6 +706,9 @@ class _Builder:
             n = int(info.get("dynamic_models", 1)) if c.assignment == "dynamic" else min(models or [1])
             if n > 1:
                 task["outputs_per_question"] = n
+            if info.get("shuffle") is False:
+                self.note("info.shuffle = false: the shared queue balances the outputs' positions over the "
+                          "evaluators ([study] positions); it cannot keep the campaign's model order.")
             if c.assignment == "dynamic":
                 self.note("assignment = dynamic: evalkit deals the documents from its shared queue, each set of "
                           f"{n} model(s) once; it does not choose models by their scores as Pearmut does.")
@@ -716,8 +727,13 @@ class _Builder:
         self.kind_keys(task)
         if self.tutorial:
             task["tutorial"] = self.tutorial
+            self.note(f"{len(self.tutorial)} checked item(s) with a warning are tutorial questions: Pearmut keeps the "
+                      "user on them until the answer is right, and so does evalkit, which calls them practice "
+                      "questions (a wrong first answer is recorded; only attention checks can fail a participant).")
             if c.skippable:
                 task["tutorial_skippable"] = True
+                self.note("allow_skip / skippable on an item makes every tutorial question of the task skippable "
+                          "(evalkit decides it per task).")
         if self.attention:
             task["attention_checks"] = [a for a in self.attention if a not in self.tutorial]
         if self.scales:
@@ -773,8 +789,7 @@ class _Builder:
         c, info = self.c, self.c.info
         seed = int.from_bytes(hashlib.sha256(c.id.encode()).digest()[:4], "big")
         study: dict[str, Any] = {
-            "title": c.id, "description": f"Imported from the Pearmut campaign {c.id!r} ({c.protocol}, "
-                                          f"{c.assignment}).",
+            "title": c.id.replace("_", " "),
             "database": "data/responses.sqlite", "seed": seed, "consent": "consent.md", "participants": "invited"}
         if info.get("show_model_names"):
             study["blind"] = False
@@ -879,8 +894,8 @@ def _rows(c: _Campaign, config: dict[str, Any]) -> list[Row]:
                                                       else ", one 0-100 slider" if main["kind"] == "score" else ""),
         "assignment": (f"assignment = \"fixed\" ({len(c.data['data'])} users' lists in datasets/assignments.csv)"
                        if main.get("assignment") == "fixed" else
-                       f"the shared queue: judgments_per_item = 1, questions = {main.get('questions')} (a user may go "
-                       "on until every document is done, or docs_per_user)"),
+                       f"the shared queue: judgments_per_item = 1, each document judged once; a user may go on to "
+                       f"every document (questions = {main.get('questions')}), or docs_per_user"),
     }
     def count(value: Any) -> str:
         if not isinstance(value, list | dict):
@@ -891,7 +906,10 @@ def _rows(c: _Campaign, config: dict[str, Any]) -> list[Row]:
             return f"{len(tasks)} tasks, {sum(len(t) for t in tasks)} documents"
         return f"{len(value)} documents, {sum(len(d) for d in value if isinstance(d, list))} items"
 
-    rows = [Row(k, count(c.data[k]), TOP_KEYS[k] + (f" ({len(c.items)} evalkit items)" if k == "data" else ""))
+    data_to = (TOP_KEYS["data"] if main.get("assignment") == "fixed" else
+               "the items file (documents, in order), dealt by the shared queue")
+    rows = [Row(k, "(not shown: the dashboard's password)" if k == "token" else count(c.data[k]),
+                (data_to + f" ({len(c.items)} evalkit items)") if k == "data" else TOP_KEYS[k])
             for k in TOP_KEYS if k in c.data and k != "info"]
     rows += [Row(f"info.{k}", _short(v), specific.get(k, INFO_KEYS[k])) for k, v in c.info.items()]
     return rows

@@ -491,7 +491,7 @@ def show_invitations(zone: Zone) -> None:
 
 def show_list_progress(task_id: str, lists: Mapping[str, tuple[str, ...]], statuses: list) -> None:
     """Each participant's progress through their fixed list in one task (``assignment = "fixed"``)."""
-    frame = list_progress(lists, statuses, store.answered_counts(task_id))
+    frame = list_progress(lists, statuses, store.answered_items(task_id))
     listed = frame[frame["status"] != "no list"]
     done = int((listed["answered"] == listed["items"]).sum())
     st.markdown(f"**Fixed lists of task `{task_id}`**: {len(listed):,} lists · {done:,} done · "

@@ -186,3 +186,17 @@ def test_check_items_on_lists_are_asked_where_the_list_has_them_and_only_there(t
     assert shown("P01") == [("gold2", "tutorial"), ("r3", None), ("gold0", "tutorial"), ("r0", None)]
     assert shown("P02") == [("gold2", "tutorial"), ("r1", None), ("gold1", "attention")]
     assert shown("P99") == [] and shown(None) == []  # no list: nothing of the task, checks included
+
+
+def test_list_progress_counts_the_lists_items_a_check_on_it_included() -> None:
+    from evalkit.invite import ParticipantStatus, list_progress
+
+    statuses = [ParticipantStatus("P01", "", "t", "finished", "s1"), ParticipantStatus("P02", "", "t", "not started"),
+                ParticipantStatus("P04", "", "t", "not started")]
+    lists = {"P01": ("r3", "gold0", "r0"), "P02": ("r1",), "P03": ("r2",)}
+    # P01 answered the list (its check item too) and the everyone's tutorial gold2, which is not on the list
+    frame = list_progress(lists, statuses, {"s1": {"r3", "gold0", "r0", "gold2"}})
+    rows = {r["participant_id"]: (r["status"], r["items"], r["answered"]) for r in frame.to_dict("records")}
+    assert rows == {"P01": ("finished", 3, 3), "P02": ("not started", 1, 0), "P03": ("not invited", 1, 0),
+                    "P04": ("no list", 0, 0)}
+    assert frame.set_index("participant_id").loc["P01", "share"] == 1.0

@@ -253,9 +253,14 @@ def test_a_tutorial_expecting_spans_says_what_is_missing(tmp_path: Path) -> None
         session = store.create_session(study_version="v")
         with pytest.raises(CheckFeedback) as wrong:
             record_spans(store, session, task, tut, item, {"spans": [[[]]], "scores": {"quality": [50]}}, 10)
-        assert wrong.value.problems == (("", 'a minor error on "walked" is not marked yet.'),  # one output: no label
+        assert wrong.value.problems == (("", 'A minor error on "walked" is not marked yet.'),  # one output: no label
                                         ("", "The score should be between 75 and 85 (yours: 50)."))
         assert store.answers() == []
+        major = {"start": text.index("walked"), "end": text.index("walked") + 6, "severity": "major"}
+        with pytest.raises(CheckFeedback) as wrong:  # the right words with another severity: said so
+            record_spans(store, session, task, tut, item, {"spans": [[[major]]], "scores": {"quality": [80]}}, 10)
+        assert wrong.value.problems == (("", 'A minor error on "walked" is marked, but as major: change its severity '
+                                             "to minor."),)
         walked = {"start": text.index("walked"), "end": text.index("walked") + 6, "severity": "minor"}
         answer = record_spans(store, session, task, tut, item, {"spans": [[[walked]]], "scores": {"quality": [80]}},
                               20)

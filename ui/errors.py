@@ -15,8 +15,9 @@ from typing import Any
 
 import streamlit as st
 
-from evalkit.checks import CheckFeedback
-from evalkit.store import AnswerConflict, Session, Unavailable
+from evalkit.checks import CheckFeedback, pending_feedback
+from evalkit.question import Question
+from evalkit.store import AnswerConflict, Session, Store, Unavailable
 from evalkit.survey import EXTERNAL_ID_PARAMS, SurveyError
 from evalkit.text import markdown_literal
 
@@ -112,6 +113,29 @@ def feedback_plain(feedback: CheckFeedback) -> str:
             else "Please change your answer and try again.")
     lines = "".join(f"\n• {label + ': ' if label else ''}{line}" for label, line in feedback.problems)
     return f"Not quite. {feedback.feedback} {then}{lines}"
+
+
+def practice_problems(store: Store, session: Session, question: Question) -> list[list[str]]:
+    """A check question's pending feedback (its last try wrong: from the stored tries, so it survives a reload),
+    split for the score and span widgets: the lines about one output, per output in display order (shown under its
+    card or heading); the
+    queued message (the feedback, as the save or the survey screen queued it) keeps the rest, the feedback and
+    the lines about the whole question. Empty lists when there is no such feedback."""
+    out: list[list[str]] = [[] for _ in question.texts]
+    pending = pending_feedback(store, session, question) if question.check is not None else None
+    if pending is None or not any(label in question.labels for label, _ in pending.problems):
+        return out
+    for label, line in pending.problems:
+        if label in question.labels:
+            out[question.labels.index(label)].append(line)
+    rest = CheckFeedback(pending.feedback, skippable=pending.skippable,
+                         problems=tuple(p for p in pending.problems if p[0] not in question.labels))
+    queued = take_flash()
+    if queued is not None and queued[1] != feedback_plain(pending):
+        flash(*queued)  # another message (e.g. a refusal): put back as it was (its words are plain text)
+    elif queued is not None:
+        flash("warning", feedback_text(rest), feedback_plain(rest))
+    return out
 
 
 def safe_save(save: Callable[[], Any]) -> None:

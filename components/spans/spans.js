@@ -182,6 +182,12 @@ function build(root, data, send) {
       column.append(el("p", {className: "evalkit-heading", id: headingId}, output.heading));
       column.setAttribute("aria-labelledby", headingId);
     }
+    // what the server found wrong with this output (a check question's feedback): under its heading, as text
+    const lines = (data.problems || [])[k] || [];
+    if (lines.length) {
+      column.append(el("div", {className: "evalkit-mark evalkit-problems", "data-testid": "evalkit-problems",
+        role: "status"}, lines.join("\n")));
+    }
     const keysId = `${data.qid}-keys-${k}`;
     output.segments.forEach((segment, s) => {
       const seg = {k, s, out, text: segment.text, spans: [], deleted: [], caret: 0, anchor: null, pending: null,

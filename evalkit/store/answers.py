@@ -123,13 +123,15 @@ class AnswersMixin(StoreCore):
         return {r["question_index"] for r in rows}
 
     @retried
-    def answered_counts(self, task: str) -> dict[str, int]:
-        """How many questions of ``task`` each session has answered, check questions left out (one grouped
+    def answered_items(self, task: str) -> dict[str, set[str]]:
+        """The item ids of the questions of ``task`` each session has answered, check questions included (one
         read: the progress of every participant through a fixed list)."""
+        out: dict[str, set[str]] = {}
         with self._read() as conn:
-            rows = self._exec(conn, "SELECT session_id, count(*) AS n FROM evaluations WHERE task = ? AND "
-                                    "check_type IS NULL GROUP BY session_id", (task,)).fetchall()
-        return {r["session_id"]: int(r["n"]) for r in rows}
+            rows = self._exec(conn, "SELECT session_id, item_ids FROM evaluations WHERE task = ?", (task,)).fetchall()
+        for r in rows:
+            out.setdefault(r["session_id"], set()).update(json.loads(r["item_ids"] or "[]"))
+        return out
 
     # ------------------------------------------------------------------ tries at check questions
 

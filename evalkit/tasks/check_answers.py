@@ -12,6 +12,7 @@ names.)
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +71,15 @@ def check_problems(spec: CheckSpec, question: Question, detail: Mapping[str, Any
         marked = [Span(int(a), int(b), str(sev), cat) for a, b, sev, cat in given.get(system, [])]
         expected = expected_spans(expect.get("error_spans", []))
         for miss in unmet(expected, marked):
-            out.append((label, f"{miss.describe(question.texts[k])} is not marked yet."))
+            said = miss.describe(question.texts[k])
+            near = next((m for m in marked if replace(miss, severity=None, category=None).matches(m)), None)
+            if near is not None and miss.severity is not None and near.severity != miss.severity:
+                line = f"{said} is marked, but as {near.severity}: change its severity to {miss.severity}."
+            elif near is not None and miss.category is not None:
+                line = f"{said} is marked, but as {near.category or 'no category'}: change its category."
+            else:
+                line = f"{said} is not marked yet."
+            out.append((label, line[0].upper() + line[1:]))
         if not expect.get("extra_spans", True):  # evalkit's addition: only the expected spans may be marked
             for span in marked:
                 if not any(e.matches(span) for e in expected):

@@ -27,7 +27,6 @@ import streamlit as st
 import streamlit.components.v2 as components_v2
 
 import ui
-from evalkit.checks import CheckFeedback, pending_feedback
 from evalkit.tasks.responses import in_sentence
 from evalkit.tasks.score import (
     COMMENT_CHARS,
@@ -90,31 +89,10 @@ def render(ctx: ui.Context) -> None:
         st.html(f"<style>@media (max-width: 640px) {{.{ui.key_class(f'{prefix}-cards')} "
                 "{display: none;}}</style>")
     refused = st.session_state.get(refused_key, {"n": 0, "marks": {}})
-    data = widget_data(task, question, prefix, refused, practice_problems(ctx, question), systems=systems)
+    problems = ui.practice_problems(ctx.store, ctx.session, question)
+    data = widget_data(task, question, prefix, refused, problems, systems=systems)
     SCORES(key=widget, data=data, on_submit_change=submit)
     ui.show_flash()
-
-
-def practice_problems(ctx: ui.Context, question: Any) -> list[list[str]]:
-    """A check question's pending feedback (its last try wrong: from the stored tries, so it survives a reload),
-    split for the widget: the lines about one output, per output in display order (shown under its card); the
-    queued message (the feedback, as the save or the survey screen queued it) keeps the rest, the feedback and
-    the lines about the whole question. Empty lists when there is no such feedback."""
-    out: list[list[str]] = [[] for _ in question.texts]
-    pending = pending_feedback(ctx.store, ctx.session, question) if question.check is not None else None
-    if pending is None or not any(label in question.labels for label, _ in pending.problems):
-        return out
-    for label, line in pending.problems:
-        if label in question.labels:
-            out[question.labels.index(label)].append(line)
-    rest = CheckFeedback(pending.feedback, skippable=pending.skippable,
-                         problems=tuple(p for p in pending.problems if p[0] not in question.labels))
-    queued = ui.take_flash()
-    if queued is not None and queued[1] != ui.feedback_plain(pending):
-        ui.flash(*queued)  # another message (e.g. a refusal): put back as it was (its words are plain text)
-    elif queued is not None:
-        ui.flash("warning", ui.feedback_text(rest), ui.feedback_plain(rest))
-    return out
 
 
 def widget_key(prefix: str) -> str:
@@ -128,7 +106,7 @@ def widget_data(task: ScoreTask, question: Any, prefix: str, refused: Mapping[st
     """What the score widget draws (JSON): our labels and words, the outputs' texts (several outputs: each one's
     card, shown above its scales on a phone; a post-edit box's starting value; set as text by the browser, never
     as HTML), the marks of an answer the server refused, and ``problems``: a check question's feedback lines per
-    output (display order; :func:`practice_problems`); ``systems`` (``[study] blind = false``): each heading (several
+    output (display order; :func:`ui.practice_problems`); ``systems`` (``[study] blind = false``): each heading (several
     outputs) names its system. A question with media sends no texts (its cards stay on the page, stacked on a phone;
     a media output's post-edit box starts empty)."""
     noun, n = task.output_label, len(question.texts)

@@ -68,6 +68,8 @@ def render(ctx: ui.Context) -> None:
                 label = f"{task.output_label} {question.labels[k]}" if len(question.sources) > 1 else task.output_label
                 ui.output_card(question, k, label, system=systems[k] if systems else None, show=show)
     data = widget_data(task, question, item, prefix, st.session_state.get(refused_key, 0), systems=systems)
+    # a check question's feedback about one output: under that output's heading (the rest stays queued, below)
+    data["problems"] = ui.practice_problems(ctx.store, ctx.session, question)
     # the refusal, the practice feedback, the "are you sure": in the widget, right above its "Next", where the
     # evaluator is looking (plain text, shown as text)
     message = ui.take_flash()

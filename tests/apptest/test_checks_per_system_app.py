@@ -91,10 +91,11 @@ def test_a_span_practice_question_with_an_order_says_which_output(make_harness, 
                                                                                                        BAD: 50})}}
     send_trigger(at, "block-0-spans", "submit", value)
     assert not at.exception and h.store.answers() == []
-    message = component_data(at, "block-0-spans")["serverMessage"]
-    assert message.startswith(f"Not quite. {FEEDBACK}")
-    assert message.splitlines()[1:] == [f"• {a}: Translation {a} should score higher than Translation {b} "
-                                        "(yours: 50 and 50)."]
+    data = component_data(at, "block-0-spans")
+    assert data["serverMessage"].startswith(f"Not quite. {FEEDBACK}")
+    assert data["serverMessage"].splitlines()[1:] == []  # the line about one output goes under its heading
+    assert data["problems"][higher] == [f"Translation {a} should score higher than Translation {b} "
+                                        "(yours: 50 and 50)."] and data["problems"][1 - higher] == []
     value["scores"]["quality"] = scores_in_order(tutorial, {GOOD: 70, BAD: 50})
     send_trigger(at, "block-0-spans", "submit", value)
     assert not at.exception and h.store.answers(task="block")[0].check == "tutorial"

@@ -132,7 +132,7 @@ def test_a_tutorial_names_the_span_not_marked(make_harness, tmp_path) -> None:
     assert not at.exception and h.store.answers() == []
     message = data_of(at)["serverMessage"]  # plain text: the feedback, then one line per problem
     assert message.startswith('Not quite. Mark "walked" as a minor error. Please change your answer and try again.')
-    assert message.splitlines()[1:] == ['• a minor error on "walked" is not marked yet.',
+    assert message.splitlines()[1:] == ['• A minor error on "walked" is not marked yet.',
                                         "• The score should be between 75 and 85 (yours: 50)."]
     assert h.store.check_tries()  # the wrong try is kept
     at = at.run()  # a reload of the question: the feedback is there again, from the stored try

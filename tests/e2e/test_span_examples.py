@@ -110,13 +110,12 @@ def _answer(page: Any, task: Any, q: Any, item: Any, how: str) -> set[tuple[str,
                 break
             delete = suggested.first.get_by_test_id("evalkit-item-del")
             delete.tap() if how == "touch" else delete.click()
-    texts = [k for k in range(len(q.sources)) if not (q.media and q.media[k] is not None)]  # (a medium: no text box)
     for k, system in enumerate(q.sources):
-        if k not in texts:
+        if q.media and q.media[k] is not None:  # a medium: its box says it cannot be marked (an item of one segment)
             continue
         for s, segment in enumerate(segments):
             text = segment.outputs[system]
-            box = boxes.nth(texts.index(k) * len(segments) + s)
+            box = boxes.nth(k * len(segments) + s)
             if want is not None:
                 chosen = [(e["start_i"][0], min(len(text) + 1, e["end_i"][1] + 1), e["severity"], e.get("category"))
                           for e in want.get(system, {}).get("error_spans", [])]
