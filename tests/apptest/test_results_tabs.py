@@ -6,6 +6,7 @@ and the LaTeX preview is shown as it is exported, without a LaTeX highlighter gr
 from __future__ import annotations
 
 import io
+import json
 import random
 from pathlib import Path
 
@@ -77,8 +78,11 @@ def test_no_ratings_csv_is_offered_without_ratings_and_the_scores_csv_with_score
     _answered(scored)
     generators = capture_downloads(monkeypatch)
     at = unlock(results_app(scored))
-    assert _downloads(at) == ["Evaluations (CSV)", "Scores (CSV)", "Main results (CSV)", "Download the LaTeX table"]
+    assert _downloads(at) == ["Evaluations (CSV)", "Scores (CSV)", "Main results (CSV)",
+                              "Annotations, Pearmut's shape (JSONL)", "Download the LaTeX table"]
     scores = pd.read_csv(io.StringIO(generators["scores.csv"]()))
+    pearmut = [json.loads(line) for line in generators["annotations.pearmut.jsonl"]().splitlines()]
+    assert len(pearmut) == 3 * 6 and all(len(line["annotation"][0]) == 2 for line in pearmut)  # (Pearmut's DA)
     assert len(scores) == 3 * 6 * 2 * 2  # evaluators x questions x outputs x scales
     assert scores["score"].dtype.kind == "i" and set(scores["scale"]) == {"fluency", "overall"}
     assert scores.groupby("scale")["scale_max"].first().to_dict() == {"fluency": 5, "overall": 100}
