@@ -636,13 +636,22 @@ def _pearmut_document(value: list[Any], path: Path, lineno: int) -> dict[str, An
     return {"id": item_id, "segments": segments, "instructions": first.get("instructions")}
 
 
+#: the longest ``instructions`` of an item or segment, in characters (a few paragraphs of HTML; the conversion to
+#: safe Markdown is not linear in the nesting of lists, so a hostile file must not hand it megabytes)
+MAX_INSTRUCTIONS = 20_000
+
+
 def _optional_text(obj: Mapping[str, Any], key: str, fail: Any) -> str | None:
-    """An optional text key: None when absent, null or blank; an error when it is not a string."""
+    """An optional text key: None when absent, null or blank; an error when it is not a string (or, for
+    ``instructions``, longer than :data:`MAX_INSTRUCTIONS`)."""
     text = obj.get(key)
     if text is None:
         return None
     if type(text) is not str:
         raise fail(key, f"must be a string, got {_type(text)}")
+    if key == "instructions" and len(text) > MAX_INSTRUCTIONS:
+        raise fail(key, f"is {len(text):,} characters long; at most {MAX_INSTRUCTIONS:,} (instructions are a few "
+                        "paragraphs above the item)")
     return None if not text or text.isspace() else text
 
 

@@ -32,7 +32,7 @@ from .question import Question
 from .queue import claim_question, register
 from .sampling import plan
 from .spans import SpanError, from_pearmut, to_utf16
-from .store import Session, Store, open_store
+from .store import Participant, Session, Store, open_store
 from .survey import finish_session
 from .tasks.base import SurveyError
 from .tasks.check_answers import CheckFeedback, skip_tutorial
@@ -83,16 +83,29 @@ def state_users(folder: Path, campaign: str) -> list[str]:
 def _lines(log: Path) -> list[dict[str, Any]]:
     """The log's lines that count: per (user, item_i) the last one after the user's last reset of it."""
     last: dict[tuple[str, str], dict[str, Any]] = {}
-    for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = log.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PearmutError(f"{log}: cannot be read as UTF-8 text: {exc}") from None
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except json.JSONDecodeError as exc:
             raise PearmutError(f"{log}, line {n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(entry, dict) or "user_id" not in entry or "item_i" not in entry:
-            raise PearmutError(f"{log}, line {n}: an annotation line needs user_id and item_i")
-        key = (str(entry["user_id"]), str(entry["item_i"]))
+        if not isinstance(entry, dict) or not isinstance(entry.get("user_id"), str | int) or not isinstance(
+                entry.get("item_i"), str | int) or isinstance(entry.get("user_id"), bool):
+            raise PearmutError(f"{log}, line {n}: an annotation line needs user_id and item_i (texts or numbers)")
+        if entry.get("annotation") != RESET and (
+                not isinstance(entry.get("annotation"), list)
+                or not all(isinstance(a, dict) and all(isinstance(v, dict) for v in a.values())
+                           for a in entry["annotation"])
+                or not isinstance(entry.get("actions", []), list)):
+            raise PearmutError(f"{log}, line {n}: 'annotation' must be a list of {{model: {{score, error_spans, "
+                               f"...}}}} (one per item) and 'actions' a list")
+        entry["user_id"] = str(entry["user_id"])
+        key = (entry["user_id"], str(entry["item_i"]))
         last.pop(key, None)  # (a later line, or a reset, replaces it; kept in the order last given)
         if entry.get("annotation") != RESET:
             last[key] = {**entry, "_line": n}
@@ -106,9 +119,11 @@ def _progress(path: Path | None, campaign: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PearmutError(f"{path}: not valid JSON ({exc.msg})") from None
-    if path.name == "progress.json" and campaign in data:  # Pearmut 1.1: {campaign: {user: ...}}
+    if path.name == "progress.json" and isinstance(data, dict) and campaign in data:  # 1.1: {campaign: {user: ..}}
         data = data[campaign]
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise PearmutError(f"{path}: a progress file holds {{user: {{progress, token_correct, ...}}}}")
+    return data
 
 
 def _duration(entry: Mapping[str, Any]) -> int | None:
@@ -231,7 +246,9 @@ def import_history(result: ImportResult, state: Path) -> History:
                              session.meta.get("arrival"), user)
             done = store.answered(session.session_id, "main")
             if questions and all(q.index in done for q in questions if q.task == "main"):
-                finish_session(store, loaded.study, session.session_id, questions=questions)
+                codes = _user_codes(result, user)  # (nobody is invited yet: the participant's codes, given here)
+                participant = Participant(user, "", "", "", *codes)
+                finish_session(store, loaded.study, session.session_id, questions=questions, participant=participant)
                 history.finished.append(user)
     return history
 
@@ -278,8 +295,9 @@ def _user(store: Store, loaded: LoadedStudy, session: Session, user: str, lines:
             try:
                 _record(store, loaded, session, question, segments, entry)
                 stored += 1
-            except (SurveyError, SpanError, KeyError, ValueError) as exc:
-                history.skipped.append(f"{where}: item {item_id!r}: {exc}")
+            except (SurveyError, SpanError, KeyError, ValueError, TypeError, AttributeError) as exc:
+                # (a line of another shape than the item's: named, the other lines stored)
+                history.skipped.append(f"{where}: item {item_id!r}: {exc}"[:500])
     return stored
 
 
@@ -302,6 +320,15 @@ def _queued(store: Store, loaded: LoadedStudy, session: Session, free: list[Ques
         return None
     progress = store.progress(session.session_id)
     return claim_question(store, loaded.study, loaded.item_sets, session, placeholder, progress)
+
+
+def _user_codes(result: ImportResult, user: str) -> tuple[str | None, str | None]:
+    """A user's own pass and fail codes, as ``participants.csv`` holds them (None where it has none)."""
+    with open(result.folder / "datasets" / "participants.csv", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            if row["participant_id"] == user:
+                return row.get("code_pass") or None, row.get("code_fail") or None
+    return None, None
 
 
 def _codes(result: ImportResult, progress: Mapping[str, Any]) -> None:

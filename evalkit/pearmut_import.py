@@ -128,7 +128,11 @@ PEARMUT_MQM: Mapping[str, tuple[str, ...]] = {
                           "Link/cross-reference"),
     "Other": (),
 }
-_SPAN_PROTOCOLS = {"esa": "esa", "cesa": "esa", "mqm": "mqm"}
+_SPAN_PROTOCOLS = {"esa": "esa", "cesa": "esa", "esa-ai": "esa", "esaai": "esa", "mqm": "mqm"}
+#: Pearmut's protocols that ask for scores only (any other name is imported so too, with a note)
+_SCORE_PROTOCOLS = ("da",)
+#: the most users a campaign may name (each is an invited participant with a private link)
+MAX_USERS = 100_000
 _FORM_TYPES = {"string": "text", "number": "number", "choices": "choice"}
 _DEFAULT_FEEDBACK = "That is not what we expected here."
 _ITEM_EXTRA = ("item_id", "src", "tgt", "ref", "instructions", "validation", "error_spans", "skippable", "_media")
@@ -237,6 +241,7 @@ class _Campaign:
             raise PearmutError(f"{self.where}: info: 'protocol' must be a string, got {_short(protocol)}")
         self.protocol = protocol
         self.spans = _SPAN_PROTOCOLS.get(protocol.lower())
+        self.unknown_protocol = self.spans is None and protocol.lower() not in _SCORE_PROTOCOLS
         self.ids: dict[str, str] = {}  # content key -> evalkit id
         self.used: set[str] = set()
         self.items: list[dict[str, Any]] = []
@@ -286,6 +291,10 @@ class _Campaign:
         """(user id, documents) of a task-based campaign, in order; the users from ``users`` or generated."""
         data = self.data.get("data")
         if isinstance(data, dict):  # the stored form of a running campaign: {user_id: [documents]}
+            for u in data:
+                problem = id_problem(str(u))
+                if problem:
+                    raise self.fail(f"data[{u!r}]", f"{problem} (evalkit's ids travel in private links)")
             return [(str(u), self.documents(docs, f"data[{u!r}]")) for u, docs in data.items()]
         if not isinstance(data, list) or not data:
             raise self.fail("data", "a task-based campaign's data is a non-empty list of tasks (one per user), "
@@ -310,6 +319,8 @@ class _Campaign:
             if n is not None and len(ids) != n:
                 raise self.fail("info.users", f"lists {len(ids)} users; a task-based campaign has one per task ({n})")
             return ids
+        if isinstance(users, int) and not isinstance(users, bool) and users > MAX_USERS:
+            raise self.fail("info.users", f"{users:,} users: at most {MAX_USERS:,} (each gets a private link)")
         if users is not None and (isinstance(users, bool) or not isinstance(users, int) or users < 1):
             raise self.fail("info.users", f"must be a number of users, a list of ids or of {{user_id, ...}}, got "
                                           f"{_short(users)}")
@@ -339,6 +350,13 @@ class _Campaign:
                                                             "1-64 letters, digits, '_' or '-'")
                 out[u["user_id"]] = codes
         return out
+
+    def check_tokens(self, users: Sequence[str]) -> None:
+        """PearmutError when ``info.users`` gives tokens to an id that is not one of the campaign's users."""
+        stray = sorted(set(self.tokens()) - set(users))
+        if stray:
+            raise self.fail("info.users", f"gives tokens to {stray[0]!r}, which is not a user of the campaign "
+                                          f"(its users: {', '.join(users[:5])}{', ...' if len(users) > 5 else ''})")
 
     # -- items
 
@@ -381,6 +399,8 @@ class _Campaign:
             self.remote.setdefault(urlsplit(found["url"]).hostname or found["url"])
             return found
         path = found["path"].lstrip("/")
+        if ".." in path.split("/") or "\\" in path:
+            raise self.fail(where, f"media file {found['path']!r}: a path may not go up ('..')")
         if not path.startswith("assets/") or self.assets is None:
             raise self.fail(where, f"media file {found['path']!r}: Pearmut serves a campaign's files from its "
                                    "'assets' (\"/assets/<destination>/...\"); give info.assets, or a full URL")
@@ -670,6 +690,9 @@ class _Builder:
                     entries = self.document(doc, f"data[{uid!r}][{k}]")
                     docs_map[f"{uid}/{k}"] = [item_id for item_id, _ in entries]
                     for item_id, kind in entries:
+                        if (uid, item_id) in rows:  # (one answer per item and participant in evalkit)
+                            self.note(f"data[{uid!r}][{k}] repeats a document of the same user: asked once.")
+                            continue
                         rows.append((uid, item_id))
                         if kind and item_id not in self.tutorial + self.attention:
                             (self.tutorial if kind == "tutorial" else self.attention).append(item_id)
@@ -699,11 +722,18 @@ class _Builder:
                                                    "checks in data_welcome (tutorial) or data_random (attention)")
             self.result.users = c.user_ids(None)
             per_user = info.get("docs_per_user")
+            if per_user is not None and (isinstance(per_user, bool) or not isinstance(per_user, int) or per_user < 1):
+                raise c.fail("info.docs_per_user", f"must be a whole number ≥ 1, got {_short(per_user)}")
             # (Pearmut: a user goes on until every document is done, or docs_per_user)
-            questions = per_user if isinstance(per_user, int) and per_user > 0 else units
+            questions = min(per_user, units) if per_user else units
             models = [len(i["outputs"] if "outputs" in i else i["segments"][0]["outputs"]) for i in c.items]
+            dynamic = info.get("dynamic_models", 1)
+            if c.assignment == "dynamic" and (isinstance(dynamic, bool) or not isinstance(dynamic, int)
+                                              or not 1 <= dynamic <= min(models or [1])):
+                raise c.fail("info.dynamic_models", f"must be a whole number from 1 to the models of the "
+                                                    f"documents ({min(models or [1])}), got {_short(dynamic)}")
             task.update(questions=max(1, questions), judgments_per_item=1)
-            n = int(info.get("dynamic_models", 1)) if c.assignment == "dynamic" else min(models or [1])
+            n = dynamic if c.assignment == "dynamic" else min(models or [1])
             if n > 1:
                 task["outputs_per_question"] = n
             if info.get("shuffle") is False:
@@ -724,6 +754,10 @@ class _Builder:
             prob = info.get("data_random_prob")
             self.note("data_random: every participant gets every spot check (at seeded positions)" +
                       (f"; Pearmut shows each with probability {prob}." if prob is not None else "."))
+        if c.unknown_protocol:
+            self.note(f"info.protocol = {c.protocol!r} is none of Pearmut's (DA, ESA, cESA, MQM): imported as "
+                      "scores only, as Pearmut's page shows it" + (" (the items' error_spans are not used)"
+                                                                   if c.prefill else "") + ".")
         self.kind_keys(task)
         if self.tutorial:
             task["tutorial"] = self.tutorial
@@ -740,9 +774,18 @@ class _Builder:
             task["scales"] = [{k: v for k, v in s.items() if k != "_name"} for s in self.scales]
         elif not c.spans:  # DA: Pearmut's 0-100 score
             task["scales"] = [{"id": "score", "label": "Score", "type": "slider", "min": 0, "max": 100}]
-        elif c.spans == "mqm":  # (Pearmut scores MQM too; evalkit's MQM has no slider unless given one)
+        else:  # (Pearmut scores MQM too; ESA's is the spans kind's default, written out: its id may need a change)
             task["scales"] = [{"id": "quality", "label": "Quality", "type": "slider", "min": 0, "max": 100}]
-        # (ESA: the spans kind's 0-100 "quality" slider by default)
+        renamed = {}
+        for scale in task["scales"]:  # a scale named like a model would make a check's expect ambiguous
+            old = scale["id"]
+            while scale["id"] in c.systems:
+                scale["id"] += "_scale"
+            renamed[old] = scale["id"]
+        for item in c.items:  # (the checks' ranges are per scale id)
+            for rule in (item.get("check") or {}).get("expect", {}).values():
+                if isinstance(rule.get("score"), dict):
+                    rule["score"] = {renamed.get(k, k): v for k, v in rule["score"].items()}
         config = {"study": self.study(), "tasks": [t for t in (form_task, task) if t]}
         return config, rows
 
@@ -834,11 +877,15 @@ def import_campaign(path: Path, out: Path | None = None, *, force: bool = False,
     data = read_campaign(path)
     campaign = _Campaign(path, data, users)
     folder = out if out is not None else path.parent / re.sub(r"[^A-Za-z0-9._-]+", "-", campaign.id)
+    if campaign.assets is not None and folder.resolve().is_relative_to(campaign.assets[0]):
+        raise PearmutError(f"{folder}: the study folder would be inside the campaign's assets folder "
+                           f"({campaign.assets[0]}), which is copied into it; choose another --out")
     if (folder / "config.toml").exists() and not force:
         raise PearmutError(f"{folder}: holds a study already (config.toml); choose another --out or pass --force")
     result = ImportResult(folder, campaign_id=campaign.id)
     builder = _Builder(campaign, result)
     config, rows = builder.build()
+    campaign.check_tokens(result.users)
     hosts = list(campaign.remote)
     if hosts and not allow_remote_media:
         raise PearmutError(f"{path.name}: its images, recordings or videos are loaded from other hosts "
@@ -861,9 +908,10 @@ def import_campaign(path: Path, out: Path | None = None, *, force: bool = False,
     tokens = campaign.tokens()
     _write_csv(folder / "datasets" / "participants.csv", ["participant_id", "code_pass", "code_fail"],
                [(u, *tokens.get(u, ("", ""))) for u in result.users])
-    if campaign.assets is not None:
+    if campaign.assets is not None:  # (never hidden files nor links: the media folder holds files only)
         source, dest = campaign.assets
-        shutil.copytree(source, folder / "media" / dest, dirs_exist_ok=True)
+        shutil.copytree(source, folder / "media" / dest, dirs_exist_ok=True, ignore=lambda d, names: [
+            n for n in names if n.startswith(".") or (Path(d) / n).is_symlink()])
     consent = folder / "consent.md"
     if not consent.exists():
         remote = (f"\nThis study shows images, recordings or videos from {', '.join(hosts)}: your browser loads them "

@@ -27,7 +27,7 @@ from typing import Literal
 from .checks import completion_code, outcome_of, session_outcome
 from .config import DONE_PLACEHOLDERS, Study, Task
 from .question import Question
-from .store import Progress, Session, Store
+from .store import Participant, Progress, Session, Store
 from .tasks import kind_of
 from .tasks.base import SurveyError
 from .tasks.rating import dot_graph, finish_rating, missing_scores, record_item_rating
@@ -231,7 +231,7 @@ def completion_link(study: Study, code: str) -> str | None:
 
 
 def finish_session(store: Store, study: Study, session_id: str, limit: str | None = None,
-                   questions: Sequence[Question] | None = None) -> Session:
+                   questions: Sequence[Question] | None = None, participant: Participant | None = None) -> Session:
     """Complete a session (idempotent) with the code its outcome earns (:func:`evalkit.checks.session_outcome`,
     :func:`evalkit.checks.completion_code`): ``completion_code_pass`` when it passed, ``completion_code_fail``
     when it failed its attention checks or ended without the work its plan asked for, ``completion_code_full``
@@ -243,7 +243,8 @@ def finish_session(store: Store, study: Study, session_id: str, limit: str | Non
     attention check of the plan answered and at least one judgment. ``limit`` (``"time"`` / ``"questions"``,
     from :func:`session_step`): a ``[study.session]`` limit ended the session early. The evaluator is not at
     fault, so the checks it did not reach are not asked for, and ``meta["limit"]`` records why it ended, in the
-    same transaction. Then :func:`on_session_end` runs."""
+    same transaction. Then :func:`on_session_end` runs. ``participant``: whose own codes apply (default: the
+    invited participant the session was started by, as stored)."""
     if limit is not None and limit not in LIMITS:
         raise ValueError(f"limit must be one of {LIMITS} or None, got {limit!r}")
     progress = store.progress(session_id) if questions is not None else None
@@ -251,9 +252,10 @@ def finish_session(store: Store, study: Study, session_id: str, limit: str | Non
     meta: dict[str, str] = {"limit": limit} if limit else {}
     if questions is not None:
         meta["outcome"] = outcome.status
-    earlier = store.get_session(session_id)
-    invited = earlier.participant_id if earlier is not None else None
-    participant = store.participant(invited) if invited else None
+    if participant is None:  # (given: a moved campaign's user, finished before anyone is invited here)
+        earlier = store.get_session(session_id)
+        invited = earlier.participant_id if earlier is not None else None
+        participant = store.participant(invited) if invited else None
     session = store.complete_session(session_id, completion_code(study, outcome, participant), meta=meta or None)
     on_session_end(store, session, failed=(outcome_of(session) or outcome.status) == "failed")
     return session

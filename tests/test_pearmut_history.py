@@ -159,17 +159,33 @@ def test_a_broken_log_and_a_missing_one_are_refused(tmp_path: Path) -> None:
         import_history(result, tmp_path)
     folder = tmp_path / "pm"
     (folder / "data" / "outputs").mkdir(parents=True)
-    (folder / "data" / "outputs" / "moving.jsonl").write_text('{"user_id": "user-1", "item_i": 0}\n{oops\n')
+    log = folder / "data" / "outputs" / "moving.jsonl"
+    log.write_text('{"user_id": "user-1", "item_i": 0, "annotation": []}\n{oops\n')
     with pytest.raises(PearmutError, match=r"moving.jsonl, line 2: not valid JSON"):
         import_history(result, folder)
+    for bad in ('{"user_id": ["x"], "item_i": 0, "annotation": []}', '{"user_id": "u", "item_i": 0, "annotation": [1]}',
+                '{"user_id": "u", "item_i": 0, "annotation": [], "actions": 5}'):
+        log.write_text(bad + "\n")
+        with pytest.raises(PearmutError, match=r"moving.jsonl, line 1: "):
+            import_history(result, folder)
+    log.write_bytes(b"\xff\xfe\n")
+    with pytest.raises(PearmutError, match="cannot be read as UTF-8"):
+        import_history(result, folder)
+    log.write_text('{"user_id": "user-1", "item_i": 0, "annotation": [{"m1": {"score": "high"}}]}\n')
+    (folder / "data" / "progress.json").write_text('{"moving": "broken"}')
+    with pytest.raises(PearmutError, match="a progress file holds"):
+        import_history(result, folder)
+    (folder / "data" / "progress.json").unlink()
+    history = import_history(result, folder)  # a line of another shape than its item: named, not stored
+    assert history.answers == {"user-1": 0} and "item 'd1-0'" in history.skipped[0]
 
 
 @pytest.mark.shared_data
-@pytest.mark.parametrize("name", ["example_contrastive", "example_singlestream"])
+@pytest.mark.parametrize("name", ["example_contrastive", "example_singlestream", "example_multimodal"])
 def test_pearmuts_saved_state_moves(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
     cache = SHARED_DATA / "pearmut" / "annotated_cache"
     status = main(["import", "pearmut", str(cache / "data" / "tasks" / f"{name}.json"), "--out",
-                   str(tmp_path / "s"), "--with-annotations", str(cache)])
+                   str(tmp_path / "s"), "--with-annotations", str(cache), "--allow-remote-media"])
     out = capsys.readouterr().out
     assert status == 0, out
     logged = [json.loads(x) for x in (cache / "data" / "outputs" / f"{name}.jsonl").open()]
@@ -182,6 +198,11 @@ def test_pearmuts_saved_state_moves(tmp_path: Path, name: str, capsys: pytest.Ca
         assert {users[a.session_id] for a in stored} == {u for u, _ in scored}
         if name == "example_singlestream":  # every document judged, a document served twice judged twice
             assert len(stored) == len(scored)
+        elif name == "example_multimodal":  # done in Pearmut: finished here, with the token Pearmut would show
+            progress = json.loads((cache / "data" / "progress.json").read_text())[name]
+            [session] = store.sessions()
+            assert session.completed_at is not None
+            assert session.completion_code == progress[session.external_id]["token_correct"]
         else:
             assert len(stored) == 1
             spans = store.spans()

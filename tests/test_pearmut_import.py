@@ -239,3 +239,53 @@ def test_remote_media_are_refused_unless_allowed(tmp_path: Path) -> None:
     assert "upload.wikimedia.org" in (result.folder / "consent.md").read_text(encoding="utf-8")
     loaded = open_study(result.folder / "config.toml")
     assert any("REMOTE MEDIA" in w and "www.youtube.com" in w for w in loaded.warnings())
+
+
+def test_what_a_review_found_is_refused_or_mended(tmp_path: Path) -> None:
+    c = campaign(users=[{"user_id": "a", "token_pass": "p1"}, {"user_id": "b"}, {"user_id": "c"}])
+    with pytest.raises(PearmutError, match="lists 3 users; a task-based campaign has one per task"):
+        import_campaign(write(tmp_path, c), tmp_path / "s1")
+    c = campaign()
+    c["info"]["users"] = 10 ** 9
+    c["info"]["assignment"] = "single-stream"
+    c["data"] = c["data"][0]
+    with pytest.raises(PearmutError, match="at most 100,000"):
+        import_campaign(write(tmp_path, c), tmp_path / "s2")
+    c["info"].update(users=2, docs_per_user=50, assignment="dynamic", dynamic_models=5)
+    with pytest.raises(PearmutError, match="dynamic_models: must be a whole number from 1 to the models"):
+        import_campaign(write(tmp_path, c), tmp_path / "s3")
+    c["info"]["dynamic_models"] = 2
+    result = import_campaign(write(tmp_path, c), tmp_path / "s4")  # docs_per_user past the documents: all of them
+    config = tomllib.loads((result.folder / "config.toml").read_text(encoding="utf-8"))
+    assert config["tasks"][0]["questions"] == 2 and open_study(result.folder / "config.toml").study.tasks
+    # a model named like the scale: the scale gets another id, and the check's ranges follow
+    c = {"campaign_id": "named", "info": {"assignment": "task-based", "protocol": "DA",
+                                          "sliders": [{"name": "Score", "min": 0, "max": 100, "step": 1}]},
+         "data": [[[{"item_id": "x", "src": "s", "tgt": {"score": "t", "other": "u"},
+                     "validation": {"score": {"Score": [0, 50]}}}]]]}
+    result = import_campaign(write(tmp_path, c), tmp_path / "s5")
+    config = tomllib.loads((result.folder / "config.toml").read_text(encoding="utf-8"))
+    assert [s["id"] for s in config["tasks"][0]["scales"]] == ["score_scale"]
+    item = json.loads((result.folder / "datasets/items.jsonl").read_text().splitlines()[0])
+    assert item["check"]["expect"] == {"score": {"score": {"score_scale": [0, 50]}}}
+    assert open_study(result.folder / "config.toml").study.tasks
+    # the same document twice for one user: asked once; an unknown protocol: scores, said so
+    c = campaign(protocol="EAS")
+    c["data"][0].append(c["data"][0][0])
+    result = import_campaign(write(tmp_path, c), tmp_path / "s6")
+    rows = list(csv.reader((result.folder / "datasets/assignments.csv").open()))
+    assert [r[1] for r in rows[1:] if r[0] == "user-1"] == ["a", "b", "a~2"]  # (scores: one item per question)
+    assert any("repeats a document of the same user" in n for n in result.notes)
+    assert any("'EAS' is none of Pearmut's" in n for n in result.notes)
+
+
+def test_assets_the_study_sits_in_and_paths_that_go_up_are_refused(tmp_path: Path) -> None:
+    path = media_campaign(tmp_path)
+    c = json.loads(path.read_text())
+    c["info"]["assets"]["source"] = "."
+    with pytest.raises(PearmutError, match="would be inside the campaign's assets folder"):
+        import_campaign(write(tmp_path, c, "up.json"), tmp_path / "study")
+    c = json.loads(path.read_text())
+    c["data"][0][0][0]["src"] = '<img src="/assets/demo/../files/cat.png">'
+    with pytest.raises(PearmutError, match=r"a path may not go up \('..'\)"):
+        import_campaign(write(tmp_path, c, "dots.json"), tmp_path / "study")

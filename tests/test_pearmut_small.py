@@ -255,3 +255,13 @@ def test_a_json_object_or_array_over_several_lines_gets_the_jsonl_hint(tmp_path:
     assert error(path) == (f"{path}, line 2: not valid JSON: Expecting property name enclosed in double quotes "
                            "(column 1)")
     assert not is_pearmut_campaign({"data": []}) and not is_pearmut_campaign([{"campaign_id": 1, "data": 2}])
+
+
+def test_instructions_longer_than_the_limit_are_refused(tmp_path: Path) -> None:
+    from evalkit.items import MAX_INSTRUCTIONS, ItemError, load_items
+
+    path = tmp_path / "items.jsonl"
+    nested = "<ul><li>" * (MAX_INSTRUCTIONS // 8 + 1)  # (a hostile nesting: its conversion is not linear)
+    path.write_text(json.dumps({"id": "a", "outputs": {"m": "x"}, "instructions": nested}) + "\n", encoding="utf-8")
+    with pytest.raises(ItemError, match=r"line 1: key 'instructions': is 20,008 characters long; at most 20,000"):
+        load_items(path)

@@ -12,8 +12,8 @@ names.)
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..question import CheckSpec, Question, question_columns
