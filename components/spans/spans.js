@@ -183,11 +183,10 @@ function build(root, data, send) {
       column.setAttribute("aria-labelledby", headingId);
     }
     // what the server found wrong with this output (a check question's feedback): under its heading, as text
-    const lines = (data.problems || [])[k] || [];
-    if (lines.length) {
-      column.append(el("div", {className: "evalkit-mark evalkit-problems", "data-testid": "evalkit-problems",
-        role: "status"}, lines.join("\n")));
-    }
+    // (filled on every render: the feedback comes with the rerun after a wrong answer)
+    out.problems = el("div", {className: "evalkit-mark evalkit-problems", "data-testid": "evalkit-problems",
+      role: "status", hidden: true});
+    column.append(out.problems);
     const keysId = `${data.qid}-keys-${k}`;
     output.segments.forEach((segment, s) => {
       const seg = {k, s, out, text: segment.text, spans: [], deleted: [], caret: 0, anchor: null, pending: null,
@@ -1288,6 +1287,10 @@ export default function (component) {
     refused = true;
     reopen(st);
   }
+  st.outputs.forEach((out, k) => {  // a check question's lines about one output, under its heading
+    out.problems.textContent = ((data.problems || [])[k] || []).join("\n");
+    out.problems.hidden = !out.problems.textContent;
+  });
   // the server's refusal or practice feedback (lines kept), styled as its warning or error, brought into view
   st.server.textContent = data.serverMessage || "";
   st.server.hidden = !data.serverMessage;

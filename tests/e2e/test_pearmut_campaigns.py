@@ -182,3 +182,46 @@ def test_an_imported_campaign_runs_in_the_browser(start_app, browser, tmp_path: 
             assert [i for i in regular if i in own] == own[:len([i for i in regular if i in own])]
     finally:
         context.close()
+
+
+def test_a_wrong_practice_answer_says_under_each_output_what_is_wrong(start_app, browser, tmp_path: Path) -> None:
+    """attention_checks.json's first tutorial question, every score 30: each output's own line (Pearmut's warning
+    for that model, then what is out of range) under its heading, in the span widget, at 390 px too."""
+    from playwright.sync_api import expect
+
+    result = import_campaign(SHARED_DATA / "pearmut" / "attention_checks.json", tmp_path / "study")
+    config = result.folder / "config.toml"
+    database = result.folder / "data" / "responses.sqlite"
+    url = start_app(config, database, "pearmut-feedback")
+    links = invite(config, database, f"{url}/", result.folder / "datasets" / "participants.csv")
+    for width, user in ((1280, "user-1"), (390, "user-2")):
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        try:
+            page = context.new_page()
+            page.goto(links[user])
+            wait_for_app_run(page)
+            page.get_by_text("I agree to take part").click()
+            page.get_by_role("button", name="Start the study").click()
+            wait_for_app_run(page)
+            sliders = page.get_by_test_id("evalkit-slider")
+            for k in range(sliders.count()):
+                sliders.nth(k).focus()
+                page.keyboard.press("Home")
+                for _ in range(30):
+                    page.keyboard.press("ArrowRight")
+            page.get_by_test_id("evalkit-next").click()
+            wait_for_app_run(page)
+            boxes = page.get_by_test_id("evalkit-problems")
+            expect(boxes.first).to_be_visible(timeout=20_000)
+            lines = [boxes.nth(k).inner_text() for k in range(boxes.count())]
+            assert len(lines) == sliders.count() and all("(yours: 30)" in text for text in lines), lines
+            headings = page.locator(".evalkit-spans-output .evalkit-heading").all_inner_texts()
+            if user == "user-1":  # its warnings name the models, shown in the campaign's order (shuffle: false)
+                for heading, text in zip(headings, lines, strict=True):  # each box under its own output
+                    assert text.startswith(f"{heading} "), (heading, text)
+            OUT.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(OUT / f"pearmut-feedback-{width}.png"), full_page=True)
+            with open_store(database) as store:
+                assert store.answers() == [] or all(a.check is None for a in store.answers())
+        finally:
+            context.close()
