@@ -1,6 +1,7 @@
 """Reading a study's data files: :class:`DatasetError` (a file missing, malformed or breaking a convention; the
 message names the file), :func:`read_file_bytes`, which every loader of review, rating-item and items files uses,
-and :func:`csv_rows`, which the CSV readers (invitations, fixed assignments) start with.
+and :func:`read_text` / :func:`csv_rows`, which the text and CSV readers (invitations, fixed assignments, Pearmut's
+campaigns and logs) start with.
 
 Floor: core (``.importlinter``). Imports nothing from evalkit. (:mod:`evalkit.datasets` re-exports both names.)
 """
@@ -12,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DatasetError", "csv_rows", "read_file_bytes"]
+__all__ = ["DatasetError", "csv_rows", "read_file_bytes", "read_text"]
 
 
 class DatasetError(Exception):
@@ -29,17 +30,21 @@ def read_file_bytes(path: Path, what: str, error: type[Exception] = Exception) -
         raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
-def csv_rows(path: Path, error: type[Exception], example: str) -> tuple[list[str], Any]:
-    """A CSV file with a header row: ``(header, the reader of its rows)`` (the reader's ``line_num`` says where a
-    row is). ``error`` naming the file when it is missing, not UTF-8 text, empty (``example``: the header
-    it needs, for the message) or its first line is not CSV; a BOM is dropped."""
+def read_text(path: Path, error: type[Exception]) -> str:
+    """The UTF-8 text of ``path`` (a BOM dropped); ``error`` naming the file when it is missing or not UTF-8."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise error(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot be read as UTF-8 text: {exc}") from None
-    reader = csv.reader(io.StringIO(text))
+
+
+def csv_rows(path: Path, error: type[Exception], example: str) -> tuple[list[str], Any]:
+    """A CSV file with a header row: ``(header, the reader of its rows)`` (the reader's ``line_num`` says where a
+    row is). ``error`` naming the file when it is missing, not UTF-8 text, empty (``example``: the header
+    it needs, for the message) or its first line is not CSV; a BOM is dropped."""
+    reader = csv.reader(io.StringIO(read_text(path, error)))
     try:
         header = next(reader)
     except StopIteration:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import LoadedStudy, open_study, study_summary
+from .datafiles import read_text
 from .pearmut_import import ImportResult, PearmutError
 from .question import Question
 from .queue import claim_question, register
@@ -83,10 +84,7 @@ def state_users(folder: Path, campaign: str) -> list[str]:
 def _lines(log: Path) -> list[dict[str, Any]]:
     """The log's lines that count: per (user, item_i) the last one after the user's last reset of it."""
     last: dict[tuple[str, str], dict[str, Any]] = {}
-    try:
-        text = log.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PearmutError(f"{log}: cannot be read as UTF-8 text: {exc}") from None
+    text = read_text(log, PearmutError)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -241,9 +239,9 @@ def import_history(result: ImportResult, state: Path) -> History:
                                    "into a new study folder")
             session = store.create_session(study_version=loaded.version, external_id=user,
                                            meta={"invited": True, "imported": "pearmut"})
-            history.answers[user] = _user(store, loaded, session, user, mine, result, history)
             questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets,
                              session.meta.get("arrival"), user)
+            history.answers[user] = _user(store, loaded, session, questions, mine, result, history)
             done = store.answered(session.session_id, "main")
             if questions and all(q.index in done for q in questions if q.task == "main"):
                 codes = _user_codes(result, user)  # (nobody is invited yet: the participant's codes, given here)
@@ -253,10 +251,10 @@ def import_history(result: ImportResult, state: Path) -> History:
     return history
 
 
-def _user(store: Store, loaded: LoadedStudy, session: Session, user: str, lines: list[dict[str, Any]],
+def _user(store: Store, loaded: LoadedStudy, session: Session, questions: list[Question], lines: list[dict[str, Any]],
           result: ImportResult, history: History) -> int:
-    """Store one user's lines in their session; returns how many answers were stored."""
-    questions = plan(loaded.study, loaded.pools, session.seed, loaded.item_sets, session.meta.get("arrival"), user)
+    """Store one user's lines in their session, whose plan is ``questions``; returns how many answers were stored."""
+    user = session.external_id
     stored = 0
     free = list(questions)
     welcome = sorted((e for e in lines if str(e["item_i"]).startswith(("welcome_", "random_"))),

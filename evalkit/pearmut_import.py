@@ -20,8 +20,9 @@ What each key becomes is :data:`INFO_KEYS` and :data:`TOP_KEYS` (the documentati
 shows the same table). Pearmut's character indexes (UTF-16 units, line breaks left out, ``end_i`` inclusive)
 are kept as they are: evalkit's items and checks read them in Pearmut's convention.
 
-Floor: app services (``.importlinter``). May import the core (:mod:`evalkit.markup`, :mod:`evalkit.text`); it
-writes files and never opens the study (the command line checks the folder it wrote with ``evalkit check``).
+Floor: app services (``.importlinter``). May import the core (:mod:`evalkit.datafiles`, :mod:`evalkit.markup`,
+:mod:`evalkit.media`, :mod:`evalkit.text`); it writes files and never opens the study (the command line checks the
+folder it wrote with ``evalkit check``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit
 import nh3
 import tomli_w
 
+from .datafiles import read_text
 from .markup import html_to_markdown
 from .media import from_html
 from .text import id_problem, is_code
@@ -184,12 +186,7 @@ def _short(value: Any, limit: int = 60) -> str:
 def read_campaign(path: Path) -> dict[str, Any]:
     """The campaign object of a Pearmut campaign file; PearmutError naming the problem (a file of several
     campaigns holds one per import)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise PearmutError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PearmutError(f"{path}: cannot be read as UTF-8 text: {exc}") from None
+    text = read_text(path, PearmutError)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

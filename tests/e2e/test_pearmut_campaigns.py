@@ -37,6 +37,14 @@ CASES = [("tutorials/esa_deen", 1280, None), ("attention_checks", 390, None), ("
          ("media-esa", 1280, None)]
 
 
+def slide(page: Any, slider: Any, steps: int) -> None:
+    """Move ``slider`` to its minimum, then ``steps`` steps to the right, with the keys (as a keyboard user)."""
+    slider.focus()
+    page.keyboard.press("Home")
+    for _ in range(steps):
+        page.keyboard.press("ArrowRight")
+
+
 def score_value(want: dict | None, system: str, scale: str, chosen: dict[str, int]) -> int:
     """A score meeting the check (the middle of its range; above the system it must beat), else 70."""
     rule = (want or {}).get(system, {})
@@ -63,11 +71,7 @@ def answer_scores(page: Any, task: Any, q: Any) -> dict[str, dict[str, int]]:
             value = round(sum(ranges[scale.id]) / 2) if scale.id in ranges else score_value(want, system, scale.id,
                                                                                             chosen)
             value = min(scale.high, max(scale.low, value))
-            slider = sliders.nth(k * len(task.scales) + j)
-            slider.focus()
-            page.keyboard.press("Home")
-            for _ in range(value - scale.low):
-                page.keyboard.press("ArrowRight")
+            slide(page, sliders.nth(k * len(task.scales) + j), value - scale.low)
             given.setdefault(system, {})[scale.id] = value
     return given
 
@@ -147,10 +151,7 @@ def test_an_imported_campaign_runs_in_the_browser(start_app, browser, tmp_path: 
                     sliders = page.get_by_test_id("evalkit-slider")  # a document's sliders: one per segment
                     if sliders.count() > len(q.sources):  # (a document is never a check: any score does)
                         for k in range(sliders.count()):
-                            sliders.nth(k).focus()
-                            page.keyboard.press("Home")
-                            for _ in range(70):
-                                page.keyboard.press("ArrowRight")
+                            slide(page, sliders.nth(k), 70)
                     page.get_by_test_id("evalkit-next").click()
                     asked = page.get_by_test_id("evalkit-summary").filter(has_text="not reviewed yet")
                     if asked.is_visible():
@@ -205,10 +206,7 @@ def test_a_wrong_practice_answer_says_under_each_output_what_is_wrong(start_app,
             wait_for_app_run(page)
             sliders = page.get_by_test_id("evalkit-slider")
             for k in range(sliders.count()):
-                sliders.nth(k).focus()
-                page.keyboard.press("Home")
-                for _ in range(30):
-                    page.keyboard.press("ArrowRight")
+                slide(page, sliders.nth(k), 30)
             page.get_by_test_id("evalkit-next").click()
             wait_for_app_run(page)
             boxes = page.get_by_test_id("evalkit-problems")
